@@ -1,0 +1,321 @@
+"""Collections: the Python API for building dataflows.
+
+A `Collection` is a stream of updates in a scope, with column types. Its
+methods add operators and return new collections, in the style of differential
+dataflow: `map`, `filter`, `join`, `reduce`, `iterate`, ... Rows are tuples;
+operators keyed by a prefix of the row take `key=` (the number of leading
+columns that form the key, default 1). Row functions (`map`, `filter`, ...)
+receive decoded Python values; `map_columns` and `filter_columns` receive and
+return the int64 column block for speed.
+
+Arrangements are shared: a collection arranged by the same key twice is arranged
+once; a reduce's output comes already arranged by its key. A collection from an
+enclosing scope used inside an `iterate` body is entered automatically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from runtime.operators import reduce as reducers
+from runtime.operators.arrange import Arranged, ArrangeOp
+from runtime.operators.basic import (
+    Unary,
+    enter_times,
+    feedback_times,
+    filter_columns,
+    identity,
+    leave_times,
+    map_columns,
+    negate,
+)
+from runtime.operators.capture import Capture, CaptureOp
+from runtime.operators.consolidate import ConsolidateOp
+from runtime.operators.join import JoinOp
+from runtime.operators.reduce import ReduceOp
+from runtime.operators.rows import filter_rows, flat_map_rows, map_rows
+from runtime.progress import Summary
+from runtime.symbols import COLUMN_TYPES, INT
+from runtime.times import ITERATION, Lattice
+from runtime.worker import DataflowError, Stream
+
+
+def normalize_types(types, arity=None) -> tuple[str, ...]:
+    if types is None:
+        types = arity
+    if isinstance(types, int):
+        return (INT,) * types
+    types = tuple(types)
+    for t in types:
+        if t not in COLUMN_TYPES:
+            raise DataflowError(f"unknown column type {t!r}; expected one of {COLUMN_TYPES}")
+    return types
+
+
+class Scope:
+    """A region of the dataflow whose times share a lattice (root, or a loop body)."""
+
+    def __init__(self, dataflow, lattice: Lattice, parent: "Scope | None" = None):
+        self.dataflow, self.lattice, self.parent = dataflow, lattice, parent
+        self.depth = 0 if parent is None else parent.depth + 1
+
+    def is_within(self, other: "Scope") -> bool:
+        s = self
+        while s is not None:
+            if s is other:
+                return True
+            s = s.parent
+        return False
+
+    def iterative(self) -> "Scope":
+        return Scope(self.dataflow, self.lattice.nested(ITERATION), self)
+
+
+class Collection:
+    def __init__(self, scope: Scope, stream: Stream, types, arrangement: Arranged | None = None, is_set=False):
+        self.scope = scope
+        self.stream = stream
+        self.types = tuple(types)
+        self.is_set = is_set
+        self._arranged: dict[int, Arranged] = {}
+        self._entered: dict[int, Collection] = {}
+        if arrangement is not None:
+            self._arranged[arrangement.key_arity] = arrangement
+
+    def __repr__(self):
+        return f"Collection({self.stream.op}, types={self.types})"
+
+    @property
+    def arity(self) -> int:
+        return len(self.types)
+
+    @property
+    def dataflow(self):
+        return self.scope.dataflow
+
+    def _unary(self, fn, name, types=None, is_set=False) -> "Collection":
+        op = Unary(self.dataflow, [self.stream], fn, name, self.scope.lattice)
+        return Collection(self.scope, op.output(), self.types if types is None else types, is_set=is_set)
+
+    def _in_my_scope(self, other: "Collection") -> "Collection":
+        if other.scope is self.scope:
+            return other
+        if self.scope.is_within(other.scope):
+            return other.enter(self.scope)
+        raise DataflowError(f"{other} is not visible from the scope of {self}")
+
+    def _key(self, key: int) -> int:
+        if not 0 <= key <= self.arity:
+            raise DataflowError(f"key={key} is out of range for a collection of arity {self.arity}")
+        return key
+
+    # -- stateless ------------------------------------------------------------
+
+    def map(self, fn: Callable, types=None, arity=None) -> "Collection":
+        """Apply a row function; `types`/`arity` give the output columns (default: same)."""
+        out = self.types if types is None and arity is None else normalize_types(types, arity)
+        return self._unary(map_rows(fn, self.dataflow.codec, self.types, out, "map"), "map", out)
+
+    def map_columns(self, fn: Callable, types=None, arity=None) -> "Collection":
+        out = self.types if types is None and arity is None else normalize_types(types, arity)
+        return self._unary(map_columns(fn), "map_columns", out)
+
+    def filter(self, predicate: Callable) -> "Collection":
+        return self._unary(filter_rows(predicate, self.dataflow.codec, self.types), "filter", is_set=self.is_set)
+
+    def filter_columns(self, predicate: Callable) -> "Collection":
+        return self._unary(filter_columns(predicate), "filter_columns", is_set=self.is_set)
+
+    def flat_map(self, fn: Callable, types=None, arity=None) -> "Collection":
+        out = self.types if types is None and arity is None else normalize_types(types, arity)
+        return self._unary(flat_map_rows(fn, self.dataflow.codec, self.types, out), "flat_map", out)
+
+    def negate(self) -> "Collection":
+        return self._unary(negate, "negate")
+
+    def concat(self, *others: "Collection") -> "Collection":
+        others = [self._in_my_scope(o) for o in others]
+        for o in others:
+            if o.arity != self.arity:
+                raise DataflowError(f"concat of arity {self.arity} with arity {o.arity}")
+        op = Unary(self.dataflow, [self.stream] + [o.stream for o in others], identity, "concat", self.scope.lattice)
+        return Collection(self.scope, op.output(), self.types)
+
+    def inspect(self, fn: Callable) -> "Collection":
+        """Call fn(row, time, diff) for every update passing through."""
+        codec, types = self.dataflow.codec, self.types
+
+        def look(batch):
+            for row, t, d in zip(codec.decode_rows(batch.data, types), batch.time.T.tolist(), batch.diff.tolist()):
+                fn(row, t[0] if len(t) == 1 else tuple(t), d)
+            return batch
+
+        return self._unary(look, "inspect", is_set=self.is_set)
+
+    # -- scopes ---------------------------------------------------------------
+
+    def enter(self, scope: Scope) -> "Collection":
+        if scope is self.scope:
+            return self
+        if scope.parent is not self.scope:
+            return self.enter(scope.parent).enter(scope)
+        cached = self._entered.get(id(scope))
+        if cached is None:
+            d = self.scope.lattice.depth
+            op = Unary(self.dataflow, [self.stream], enter_times, "enter", self.scope.lattice, scope.lattice, Summary(d, 0, (0,)))
+            cached = self._entered[id(scope)] = Collection(scope, op.output(), self.types, is_set=self.is_set)
+        return cached
+
+    def leave(self) -> "Collection":
+        parent = self.scope.parent
+        if parent is None:
+            raise DataflowError("leave() on a collection of the root scope")
+        d = self.scope.lattice.depth
+        op = Unary(self.dataflow, [self.stream], leave_times, "leave", self.scope.lattice, parent.lattice, Summary(d - 1))
+        return Collection(parent, op.output(), self.types)
+
+    def iterate(self, body: Callable[["Collection"], "Collection"]) -> "Collection":
+        """The limit of x0 = self, x(i+1) = body(x(i)), computed incrementally."""
+        return iterate([self], lambda x: [body(x)])[0]
+
+    # -- arrangements and joins -----------------------------------------------
+
+    def arrange_by_key(self, key: int = 1) -> Arranged:
+        key = self._key(key)
+        arranged = self._arranged.get(key)
+        if arranged is None:
+            op = ArrangeOp(self.dataflow, self.stream, key, self.arity - key)
+            arranged = self._arranged[key] = Arranged(op.output(), op.trace, key)
+        return arranged
+
+    def arrange_by_self(self) -> Arranged:
+        return self.arrange_by_key(self.arity)
+
+    def join(self, other: "Collection", key: int = 1) -> "Collection":
+        """Rows (key..., self's values..., other's values...) for matching keys."""
+        other = self._in_my_scope(other)
+        op = JoinOp(self.dataflow, self.arrange_by_key(key), other.arrange_by_key(other._key(key)))
+        types = self.types + other.types[key:]
+        return Collection(self.scope, op.output(), types)
+
+    def join_map(self, other: "Collection", fn: Callable, key: int = 1, types=None, arity=None) -> "Collection":
+        """join, then fn(*joined_row) -> output row."""
+        return self.join(other, key).map(lambda row: fn(*row), types=types, arity=arity)
+
+    def semijoin(self, keys: "Collection", key: int = 1) -> "Collection":
+        """Rows of self whose key is in `keys` (a collection of key tuples)."""
+        keys = self._in_my_scope(keys)
+        if keys.arity != key:
+            raise DataflowError(f"semijoin keys have arity {keys.arity}, expected {key}")
+        op = JoinOp(self.dataflow, self.arrange_by_key(key), keys.distinct().arrange_by_self())
+        return Collection(self.scope, op.output(), self.types)
+
+    def antijoin(self, keys: "Collection", key: int = 1) -> "Collection":
+        """Rows of self whose key is not in `keys`."""
+        return self.concat(self.semijoin(keys, key).negate())
+
+    # -- reductions -------------------------------------------------------------
+
+    def _reduce(self, reducer, key: int, out_types, label: str, is_set=False) -> "Collection":
+        op = ReduceOp(self.dataflow, self.arrange_by_key(key), reducer, label)
+        return Collection(self.scope, op.output(), self.types[:key] + tuple(out_types), op.arranged(), is_set=is_set)
+
+    def reduce(self, fn: Callable, key: int = 1, types=None, arity=None) -> "Collection":
+        """fn(key, [(value, count), ...]) -> [(output value, count), ...] for each key."""
+        key = self._key(key)
+        out = self.types[key:] if types is None and arity is None else normalize_types(types, arity)
+        reducer = reducers.PythonReducer(fn, self.dataflow.codec, self.types[:key], self.types[key:], out)
+        return self._reduce(reducer, key, out, "reduce")
+
+    def distinct(self) -> "Collection":
+        if self.is_set:
+            return self
+        return self._reduce(reducers.Distinct(), self.arity, (), "distinct", is_set=True)
+
+    def threshold(self, fn: Callable) -> "Collection":
+        """Each distinct row with multiplicity fn(count), fn vectorised over int64 arrays."""
+        return self._reduce(reducers.Threshold(fn), self.arity, (), "threshold")
+
+    def count(self, key: int | None = None) -> "Collection":
+        """(key..., number of rows with that key); key defaults to the whole row."""
+        key = self.arity if key is None else self._key(key)
+        return self._reduce(reducers.Count(), key, (INT,), "count", is_set=True)
+
+    def sum(self, key: int = 1) -> "Collection":
+        """(key..., sum of the single value column) per key."""
+        if self.arity - self._key(key) != 1:
+            raise DataflowError("sum() needs exactly one value column after the key")
+        return self._reduce(reducers.Sum(), key, self.types[key:], "sum", is_set=True)
+
+    def min(self, key: int = 1) -> "Collection":
+        """(key..., smallest value) per key, values compared as tuples."""
+        key = self._key(key)
+        return self._reduce(reducers.Extreme(self.arity - key, False), key, self.types[key:], "min", is_set=True)
+
+    def max(self, key: int = 1) -> "Collection":
+        key = self._key(key)
+        return self._reduce(reducers.Extreme(self.arity - key, True), key, self.types[key:], "max", is_set=True)
+
+    def consolidate(self) -> "Collection":
+        op = ConsolidateOp(self.dataflow, self.stream)
+        return Collection(self.scope, op.output(), self.types, is_set=self.is_set)
+
+    # -- outputs -----------------------------------------------------------------
+
+    def capture(self) -> Capture:
+        if self.scope.parent is not None:
+            raise DataflowError("capture() a collection of the root scope (leave() the loop first)")
+        return Capture(CaptureOp(self.dataflow, self.stream, self.types))
+
+
+class Variable:
+    """A loop variable: starts as `source`, then takes the value `set` gives it.
+
+    Its contents at iteration i+1 are the result at iteration i: the back edge
+    carries `result - source`, advanced one iteration, consolidated unless the
+    result already comes out of a reduce (whose output is final per time).
+    """
+
+    def __init__(self, source: Collection):
+        if source.scope.parent is None:
+            raise DataflowError("a Variable lives in an iterative scope")
+        self.source = source
+        self.scope = source.scope
+        self._head = Unary(source.dataflow, [source.stream], identity, "variable", source.scope.lattice)
+        self.collection = Collection(self.scope, self._head.output(), source.types)
+        self.result: Collection | None = None
+
+    def set(self, result: Collection) -> Collection:
+        if self.result is not None:
+            raise DataflowError("Variable.set called twice")
+        if result.scope is not self.scope:
+            raise DataflowError("the result of an iterate body must be in the loop's scope")
+        if result.arity != self.source.arity:
+            raise DataflowError(f"loop body returns arity {result.arity}, the variable has arity {self.source.arity}")
+        self.result = result
+        delta = result.concat(self.source.negate())
+        if not isinstance(result.stream.op, ReduceOp):
+            delta = delta.consolidate()
+        d = self.scope.lattice.depth
+        back = Unary(self.scope.dataflow, [delta.stream], feedback_times, "feedback", self.scope.lattice, None, Summary(d, 1))
+        self.scope.dataflow.connect(back.output(), self._head, 0)
+        return result
+
+
+def iterate(sources: list[Collection], body) -> list[Collection]:
+    """Mutually recursive variables in one loop scope.
+
+    `body(*variables)` returns one result per variable; each variable starts as
+    its source and takes its result's value from one iteration to the next.
+    """
+    scope = sources[0].scope
+    if any(s.scope is not scope for s in sources):
+        raise DataflowError("iterate() sources must all be in one scope")
+    inner = scope.iterative()
+    variables = [Variable(s.enter(inner)) for s in sources]
+    results = list(body(*[v.collection for v in variables]))
+    if len(results) != len(variables):
+        raise DataflowError(f"iterate body returned {len(results)} results for {len(variables)} variables")
+    for v, r in zip(variables, results):
+        v.set(r)
+    return [v.result.leave() for v in variables]

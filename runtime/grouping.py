@@ -1,0 +1,93 @@
+"""Grouping: vectorised sorting, run finding and summing over int64 columns.
+
+The irregular parts of operators (per-key histories, per-key times) are written
+as sorts and run boundaries over whole arrays rather than Python loops. Rows are
+compared exactly, column by column; `first` is a group id or key hash sorted
+before the other columns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.batch import INT
+from runtime.times import Antichain, Lattice
+from runtime.trace.batch import expand_ranges
+
+_NO = np.zeros(0, dtype=np.intp)
+
+
+def sort_rows(first: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Permutation sorting by `first`, then each row of `rows` in order."""
+    if rows.shape[0] == 0:
+        return np.argsort(first, kind="stable")
+    return np.lexsort(tuple(rows[::-1]) + (first,))
+
+
+def run_starts(first: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Starts of runs of equal (first, rows) columns in sorted arrays."""
+    n = len(first)
+    if n == 0:
+        return _NO
+    change = first[1:] != first[:-1]
+    if rows.shape[0]:
+        change |= np.any(rows[:, 1:] != rows[:, :-1], axis=0)
+    return np.concatenate(([0], np.flatnonzero(change) + 1))
+
+
+def sum_by(group: np.ndarray, val: np.ndarray, diff: np.ndarray):
+    """Consolidate (group, val) -> summed diff; sorted by group then val; no zeros."""
+    order = sort_rows(group, val)
+    group, val, diff = group[order], val[:, order], diff[order]
+    starts = run_starts(group, val)
+    if len(starts) == len(group):
+        keep = diff != 0
+        return group[keep], val[:, keep], diff[keep]
+    summed = np.add.reduceat(diff, starts) if len(starts) else diff[:0]
+    keep = summed != 0
+    idx = starts[keep]
+    return group[idx], val[:, idx], summed[keep]
+
+
+def unique_pairs(group: np.ndarray, time: np.ndarray):
+    """Distinct (group, time) pairs, sorted by group then time lexicographically."""
+    order = sort_rows(group, time)
+    group, time = group[order], time[:, order]
+    starts = run_starts(group, time)
+    return group[starts], time[:, starts]
+
+
+def fresh_pairs(known_g, known_t, g, t):
+    """The distinct (g, t) pairs that are not among the known pairs."""
+    flag = np.concatenate([np.zeros(len(known_g), INT), np.ones(len(g), INT)])
+    all_g = np.concatenate([known_g, g])
+    rows = np.concatenate([np.concatenate([known_t, t], axis=1), flag[None, :]], axis=0)
+    order = sort_rows(all_g, rows)
+    all_g, rows = all_g[order], rows[:, order]
+    starts = run_starts(all_g, rows[:-1])  # runs of equal (g, t); known sorts first
+    fresh = rows[-1, starts] == 1
+    idx = starts[fresh]
+    return all_g[idx], rows[:-1, idx]
+
+
+def pairs_by_group(left: np.ndarray, right_sorted: np.ndarray):
+    """Index pairs (i, j) with left[i] == right_sorted[j]; right_sorted ascending."""
+    lo = np.searchsorted(right_sorted, left, "left")
+    hi = np.searchsorted(right_sorted, left, "right")
+    return expand_ranges(lo, hi)
+
+
+def minimal_times(lattice: Lattice, times: np.ndarray) -> list[tuple]:
+    """The minimal antichain of the columns of a (depth, n) array, exactly."""
+    if times.shape[1] == 0:
+        return []
+    if lattice.depth == 1:
+        return [(int(times.min()),)]
+    _, uniq = unique_pairs(np.zeros(times.shape[1], INT), times)
+    if lattice.is_product and lattice.depth == 2:
+        # Sorted by (a, b): a point is minimal iff its b is below every earlier b.
+        b = uniq[1]
+        prev_min = np.minimum.accumulate(np.concatenate(([np.iinfo(INT).max], b[:-1])))
+        keep = b < prev_min
+        return [tuple(int(x) for x in col) for col in uniq[:, keep].T]
+    return list(Antichain(lattice, [tuple(int(x) for x in col) for col in uniq.T]).elements)

@@ -1,0 +1,82 @@
+"""Stateless operators: a function applied to every batch as it arrives.
+
+`Unary` covers map, filter, flat_map, negate, concat (several streams into one
+port) and the scope operators: `enter` appends an iteration coordinate 0,
+`leave` drops the last coordinate, `feedback` adds one to it. Their path
+summaries tell the progress tracker how they change times.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.batch import Batch
+from runtime.progress import Summary
+from runtime.worker import Operator
+
+
+def as_batch(message) -> Batch:
+    return message if isinstance(message, Batch) else message.to_batch()
+
+
+class Unary(Operator):
+    """Applies `fn(Batch) -> Batch` to every incoming batch."""
+
+    def __init__(self, dataflow, inputs, fn, name, in_lattice, out_lattice=None, summary=None):
+        self.fn = fn
+        self.name = name
+        self._summary = summary
+        super().__init__(dataflow, [inputs], [in_lattice], [out_lattice or in_lattice])
+
+    def summary(self, in_port, out_port):
+        return self._summary or Summary.identity(self.in_lattices[0].depth)
+
+    def run(self):
+        fn = self.fn
+        for message in self.receive(0):
+            out = fn(as_batch(message))
+            if len(out):
+                self.send(out)
+
+
+def identity(batch: Batch) -> Batch:
+    return batch
+
+
+def negate(batch: Batch) -> Batch:
+    return batch.negate()
+
+
+def enter_times(batch: Batch) -> Batch:
+    zeros = np.zeros((1, len(batch)), dtype=np.int64)
+    return batch.with_time(np.concatenate([batch.time, zeros], axis=0))
+
+
+def leave_times(batch: Batch) -> Batch:
+    return batch.with_time(batch.time[:-1])
+
+
+def feedback_times(batch: Batch) -> Batch:
+    time = batch.time.copy()
+    time[-1] += 1
+    return batch.with_time(time)
+
+
+def map_columns(fn):
+    """Batch function applying a vectorised column function to the data."""
+
+    def apply(batch: Batch) -> Batch:
+        data = np.asarray(fn(batch.data), dtype=np.int64)
+        if data.ndim != 2 or data.shape[1] != len(batch):
+            raise ValueError(f"column function returned shape {data.shape}, expected (arity, {len(batch)})")
+        return batch.with_data(data)
+
+    return apply
+
+
+def filter_columns(predicate):
+    def apply(batch: Batch) -> Batch:
+        mask = np.asarray(predicate(batch.data), dtype=bool)
+        return batch if mask.all() else batch.take(mask)
+
+    return apply

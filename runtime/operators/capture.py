@@ -1,0 +1,85 @@
+"""Capture: the sink where a collection's changes leave the dataflow.
+
+A capture keeps every update it receives. It answers with the change stream
+`(row, time, diff)` (consolidated, in time order) and with the accumulated
+contents at a time, decoded to Python values, and knows its input frontier, so
+a caller can tell which times are complete.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from runtime.batch import Batch
+from runtime.operators.basic import as_batch
+from runtime.times import Antichain
+from runtime.worker import Operator
+
+
+class CaptureOp(Operator):
+    name = "capture"
+    needs_frontier = True
+
+    def __init__(self, dataflow, stream, types):
+        self.types = types
+        self.batches: list[Batch] = []
+        self._frontier = None
+        super().__init__(dataflow, [[stream]], [stream.lattice], [])
+
+    def run(self):
+        self.batches.extend(as_batch(m) for m in self.receive(0))
+        if len(self.batches) > 64:
+            self.batches = [Batch.concat(self.batches).consolidate()]
+
+    def updates(self) -> Batch:
+        """All captured updates, consolidated."""
+        if not self.batches:
+            return Batch.empty(len(self.types), self.in_lattices[0].depth)
+        self.batches = [Batch.concat(self.batches).consolidate()]
+        return self.batches[0]
+
+
+class Capture:
+    """The user-facing view of a capture operator."""
+
+    def __init__(self, op: CaptureOp):
+        self.op = op
+        self.codec = op.dataflow.codec
+        self.types = op.types
+
+    def frontier(self) -> Antichain:
+        return self.op.frontier()
+
+    def done(self, time) -> bool:
+        """Whether every update at `time` (and before) has arrived."""
+        t = (time,) if isinstance(time, int) else tuple(time)
+        return not self.frontier().less_equal(t)
+
+    def changes(self, since=None, until=None) -> list[tuple]:
+        """Consolidated `(row, time, diff)` triples, sorted by time; times in [since, until)."""
+        batch = self.op.updates()
+        t = batch.time[0]
+        mask = np.ones(len(batch), dtype=bool)
+        if since is not None:
+            mask &= t >= since
+        if until is not None:
+            mask &= t < until
+        batch = batch.take(mask)
+        order = np.lexsort(tuple(batch.data[::-1]) + tuple(batch.time[::-1]))
+        batch = batch.take(order)
+        rows = self.codec.decode_rows(batch.data, self.types)
+        times = [tuple(x) if len(x) > 1 else x[0] for x in batch.time.T.tolist()]
+        return list(zip(rows, times, batch.diff.tolist()))
+
+    def contents(self, time=None) -> Counter:
+        """Accumulated multiset {row: count} at `time` (default: everything captured)."""
+        batch = self.op.updates()
+        if time is not None:
+            t = (time,) if isinstance(time, int) else tuple(time)
+            mask = self.op.in_lattices[0].le_arrays(batch.time, np.asarray(t, dtype=np.int64).reshape(-1, 1))
+            batch = batch.take(mask)
+        batch = batch.with_time(np.zeros((1, len(batch)), dtype=np.int64)).consolidate()
+        rows = self.codec.decode_rows(batch.data, self.types)
+        return Counter(dict(zip(rows, batch.diff.tolist())))

@@ -1,0 +1,77 @@
+"""Join: pair updates of two arrangements that share a key.
+
+When batches dA and dB arrive, the new output is
+    dA x B_now + A_now x dB - dA x dB,
+where A_now and B_now are the traces, which already contain dA and dB: each pair
+of batches meets exactly once. Output times are the join (least upper bound) of
+the two input times and diffs multiply. Each side's trace handle is held at the
+frontier of the *other* input, the earliest time at which it will be probed, so
+the trace may compact everything before it.
+
+Semijoin is a join with an arrangement of keys only (no values).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.batch import Batch
+from runtime.operators.arrange import Arranged
+from runtime.trace import ArrangedBatch, Trace
+from runtime.worker import Operator
+
+
+def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool) -> Batch | None:
+    """delta x trace as a Batch of (key, delta vals, trace vals) or the reverse order."""
+    owner, found = trace.lookup(delta.keyhash, delta.key)
+    if not len(owner):
+        return None
+    key = delta.key[:, owner]
+    dval = delta.val[:, owner]
+    time = lattice.join_arrays(delta.time[:, owner], found.time)
+    diff = delta.diff[owner] * found.diff
+    vals = [dval, found.val] if delta_first else [found.val, dval]
+    return Batch(np.concatenate([key] + vals, axis=0), time, diff)
+
+
+def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice) -> Batch | None:
+    owner, pos = a.lookup(b.keyhash, b.key) if len(a) and len(b) else (np.zeros(0, np.intp),) * 2
+    if not len(owner):
+        return None
+    time = lattice.join_arrays(b.time[:, owner], a.time[:, pos])
+    data = np.concatenate([b.key[:, owner], a.val[:, pos], b.val[:, owner]], axis=0)
+    return Batch(data, time, -(b.diff[owner] * a.diff[pos]))
+
+
+class JoinOp(Operator):
+    name = "join"
+    needs_frontier = True
+
+    def __init__(self, dataflow, left: Arranged, right: Arranged, project=None):
+        self.left_trace, self.right_trace = left.trace, right.trace
+        self.left_handle = left.trace.new_handle()
+        self.right_handle = right.trace.new_handle()
+        self.project = project
+        lat = left.stream.lattice
+        super().__init__(dataflow, [[left.stream], [right.stream]], [lat, lat], [lat])
+
+    def run(self):
+        lat = self.in_lattices[0]
+        da = self.receive(0)
+        db = self.receive(1)
+        parts = []
+        for a in da:
+            parts.append(join_batch_trace(a, self.right_trace, lat, delta_first=True))
+        for b in db:
+            parts.append(join_batch_trace(b, self.left_trace, lat, delta_first=False))
+        for a in da:
+            for b in db:
+                parts.append(join_batches(a, b, lat))
+        parts = [p for p in parts if p is not None]
+        if parts:
+            out = Batch.concat(parts)
+            if self.project is not None:
+                out = self.project(out)
+            self.send(out)
+        self.right_handle.set_frontier(self.frontier(0))
+        self.left_handle.set_frontier(self.frontier(1))

@@ -1,0 +1,122 @@
+"""Values: how Python ints, floats and strings become int64 columns and back.
+
+Operators see only int64 arrays. At the boundary each column has a type:
+`int` values are stored as they are; `float` values are stored as an
+order-preserving int64 image of their IEEE bits (so comparisons, min and max work
+on the stored form); `str` values are interned by a `SymbolTable` to dense int64
+ids (as Soufflé does) and decoded on output. Ids order by first appearance, not
+alphabetically.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+INT, FLOAT, STR = "int", "float", "str"
+COLUMN_TYPES = (INT, FLOAT, STR)
+_SIGN = np.int64(0x7FFFFFFFFFFFFFFF)
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def encode_floats(values: np.ndarray) -> np.ndarray:
+    bits = np.ascontiguousarray(values, dtype=np.float64).view(np.int64)
+    return bits ^ ((bits >> 63) & _SIGN)
+
+
+def decode_floats(codes: np.ndarray) -> np.ndarray:
+    codes = np.asarray(codes, dtype=np.int64)
+    return (codes ^ ((codes >> 63) & _SIGN)).view(np.float64)
+
+
+class SymbolTable:
+    """Interns strings to int64 ids; one table per dataflow."""
+
+    def __init__(self):
+        self._ids: dict[str, int] = {}
+        self._strings: list[str] = []
+
+    def __len__(self):
+        return len(self._strings)
+
+    def intern(self, s: str) -> int:
+        i = self._ids.get(s)
+        if i is None:
+            i = self._ids[s] = len(self._strings)
+            self._strings.append(s)
+        return i
+
+    def intern_many(self, strings) -> np.ndarray:
+        intern = self.intern
+        return np.fromiter((intern(s) for s in strings), dtype=np.int64, count=len(strings))
+
+    def lookup(self, s: str) -> int | None:
+        """The id of `s` if it was ever interned (a constant filter can use it)."""
+        return self._ids.get(s)
+
+    def string(self, i: int) -> str:
+        return self._strings[i]
+
+    def strings(self, ids: np.ndarray) -> list[str]:
+        table = self._strings
+        return [table[i] for i in ids.tolist()]
+
+
+class Codec:
+    """Encodes Python values of declared column types to int64 and back."""
+
+    def __init__(self, symbols: SymbolTable):
+        self.symbols = symbols
+
+    def encode_value(self, value, column_type: str):
+        if column_type == STR:
+            if not isinstance(value, str):
+                raise TypeError(f"expected a string, got {type(value).__name__} {value!r}")
+            return self.symbols.intern(value)
+        if column_type == FLOAT:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"expected a number, got {type(value).__name__} {value!r}")
+            return int(encode_floats(np.array([float(value)]))[0])
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"expected an integer, got {type(value).__name__} {value!r}")
+        value = int(value)
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise TypeError(f"integer {value} does not fit in 64 bits")
+        return value
+
+    def encode_rows(self, rows, types: tuple[str, ...]) -> np.ndarray:
+        """Rows of Python values -> (arity, n) int64; raises TypeError/ValueError."""
+        rows = rows if isinstance(rows, list) else list(rows)
+        arity = len(types)
+        for row in rows:
+            if not isinstance(row, (tuple, list)) or len(row) != arity:
+                raise ValueError(f"row {row!r} has arity {_arity(row)}, expected {arity}")
+        if all(t == INT for t in types) and all(type(v) is int for row in rows for v in row):
+            try:
+                return np.array(rows, dtype=np.int64).reshape(len(rows), arity).T.copy()
+            except OverflowError:
+                pass  # the per-value path below names the offending value
+        out = np.empty((arity, len(rows)), dtype=np.int64)
+        for i, row in enumerate(rows):
+            for j, (v, t) in enumerate(zip(row, types)):
+                try:
+                    out[j, i] = self.encode_value(v, t)
+                except TypeError as e:
+                    raise TypeError(f"row {row!r}, column {j}: {e}") from None
+        return out
+
+    def decode_column(self, codes: np.ndarray, column_type: str) -> list:
+        if column_type == STR:
+            return self.symbols.strings(codes)
+        if column_type == FLOAT:
+            return decode_floats(codes).tolist()
+        return codes.tolist()
+
+    def decode_rows(self, data: np.ndarray, types: tuple[str, ...] | None) -> list[tuple]:
+        if types is None:
+            types = (INT,) * data.shape[0]
+        columns = [self.decode_column(data[j], t) for j, t in enumerate(types)]
+        return list(zip(*columns)) if columns else [()] * data.shape[1]
+
+
+def _arity(row) -> str:
+    return str(len(row)) if isinstance(row, (tuple, list)) else f"? (not a tuple: {type(row).__name__})"
