@@ -1,0 +1,11 @@
+"""The Datalog front end: Soufflé-style text to a checked program.
+
+`parse_datalog` turns text into an AST (compiler.datalog.ast); `check`
+infers arities and column types, checks safety and stratifies, giving a
+CheckedProgram; `check_datalog` does both. Lowering to a logical plan starts
+from a CheckedProgram.
+"""
+
+from compiler.datalog.parser import parse_datalog
+
+__all__ = ["parse_datalog"]

@@ -1,0 +1,287 @@
+"""Abstract syntax of Datalog programs.
+
+A Program is what the parser makes of one source text: relation declarations,
+type definitions, I/O directives, facts and rules. Nodes are immutable and
+carry the Span of source text they came from, so every later stage can point
+an error back at the text. Rules are already in disjunctive normal form: each
+Rule has a plain conjunctive body, and a source rule written with `;` becomes
+several Rules sharing the span of the source rule.
+
+Terms are what appear as arguments (variables, constants, arithmetic,
+functors, aggregates); literals are what appear in a body (atoms, negated
+atoms, comparisons, the string tests `contains`/`match`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+from compiler.errors import Source
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source region; lines and columns are 1-based, the end is exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+# For nodes made by later stages (or tests) that have no source of their own.
+NOWHERE = Span(0, 0, 0, 0)
+
+
+def _span():
+    return field(default=NOWHERE, kw_only=True)
+
+
+# ---- terms -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Wildcard:
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Number:
+    """A signed integer literal; like Soufflé, it may also stand for an unsigned or float."""
+
+    value: int
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Unsigned:
+    value: int
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Float:
+    value: float
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class String:
+    value: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class BinaryOp:
+    """Arithmetic, bitwise (band bor bxor bshl bshr bshru) or logical (land lor lxor)."""
+
+    op: str
+    left: "Term"
+    right: "Term"
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class UnaryOp:
+    """`-`, `bnot` or `lnot`."""
+
+    op: str
+    operand: "Term"
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Functor:
+    """A built-in function: cat strlen substr to_number to_string min max."""
+
+    name: str
+    args: tuple["Term", ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """`kind target : { body }`; kind is count, sum, min, max or mean (count has no target).
+
+    Variables of the body that also occur in the enclosing rule outside the
+    aggregate are bound from outside; the others are local to the aggregate.
+    """
+
+    kind: str
+    target: "Term | None"
+    body: tuple["Literal", ...]
+    span: Span = _span()
+
+
+Constant = Union[Number, Unsigned, Float, String]
+Term = Union[Variable, Wildcard, Number, Unsigned, Float, String, BinaryOp, UnaryOp, Functor, Aggregate]
+CONSTANTS = (Number, Unsigned, Float, String)
+
+
+# ---- literals ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Atom:
+    relation: str
+    args: tuple[Term, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Negation:
+    atom: Atom
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """op is one of = != < <= > >=."""
+
+    op: str
+    left: Term
+    right: Term
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class StringTest:
+    """Soufflé's body constraints `contains(needle, s)` and `match(regex, s)`."""
+
+    name: str
+    args: tuple[Term, Term]
+    negated: bool = False
+    span: Span = _span()
+
+
+Literal = Union[Atom, Negation, Comparison, StringTest]
+
+
+# ---- clauses and declarations ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A clause with no body whose arguments are all constants."""
+
+    relation: str
+    args: tuple[Constant, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Rule:
+    """`heads :- body`, with a conjunctive body (several heads share the body)."""
+
+    heads: tuple[Atom, ...]
+    body: tuple[Literal, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Attribute:
+    name: str
+    type_name: str | None  # None: the column's type is inferred
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Qualifier:
+    """`min(col)` / `max(col)` after a declaration: keep only the least/greatest
+    value of `col` per value of the other columns (a monotone, recursive-safe
+    aggregation; see compiler.datalog.checks)."""
+
+    kind: str
+    column: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Decl:
+    name: str
+    attributes: tuple[Attribute, ...]
+    qualifier: Qualifier | None = None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class TypeDecl:
+    """`.type T = A | B` (kind 'equal', one or more bases) or `.type T <: A` (kind 'subtype')."""
+
+    name: str
+    kind: str
+    bases: tuple[str, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class IODirective:
+    """One relation of an `.input` / `.output` line, its options kept as written."""
+
+    kind: str
+    relation: str
+    options: dict[str, str] = field(default_factory=dict, hash=False)
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Program:
+    decls: tuple[Decl, ...]
+    types: tuple[TypeDecl, ...]
+    inputs: tuple[IODirective, ...]
+    outputs: tuple[IODirective, ...]
+    facts: tuple[Fact, ...]
+    rules: tuple[Rule, ...]
+    source: Source | None = field(default=None, compare=False)
+
+
+# ---- traversal -----------------------------------------------------------------
+
+
+def subterms(term: Term) -> Iterator[Term]:
+    """The term and its subterms, outermost first; does not enter aggregate bodies."""
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        yield t
+        if isinstance(t, BinaryOp):
+            stack += (t.right, t.left)
+        elif isinstance(t, UnaryOp):
+            stack.append(t.operand)
+        elif isinstance(t, Functor):
+            stack.extend(reversed(t.args))
+        elif isinstance(t, Aggregate) and t.target is not None:
+            stack.append(t.target)
+
+
+def literal_terms(lit: Literal) -> tuple[Term, ...]:
+    """The argument terms of a literal, in source order."""
+    if isinstance(lit, Atom):
+        return lit.args
+    if isinstance(lit, Negation):
+        return lit.atom.args
+    if isinstance(lit, Comparison):
+        return (lit.left, lit.right)
+    return lit.args
+
+
+def strip_spans(node):
+    """The same tree with every span set to NOWHERE, for comparing structure."""
+    if isinstance(node, tuple):
+        return tuple(strip_spans(x) for x in node)
+    if isinstance(node, list):
+        return [strip_spans(x) for x in node]
+    if dataclasses.is_dataclass(node) and not isinstance(node, (type, Span, Source)):
+        changes = {f.name: strip_spans(getattr(node, f.name)) for f in dataclasses.fields(node)}
+        if "span" in changes:
+            changes["span"] = NOWHERE
+        return dataclasses.replace(node, **changes)
+    return node

@@ -1,0 +1,285 @@
+"""From lark's parse tree to the Datalog AST.
+
+The Builder is a lark Transformer: one method per grammar rule, each turning
+its already-built children into AST nodes with the rule's source span. Bodies
+come out in disjunctive normal form (see compiler.datalog.dnf), and clauses
+come out as Facts (no body, constant arguments) or Rules (one per alternative
+of the body). Errors raised here are CompileErrors; lark wraps them in a
+VisitError, which compiler.datalog.parser unwraps.
+"""
+
+from __future__ import annotations
+
+from lark import Token, Transformer, v_args
+
+from compiler.datalog import dnf
+from compiler.datalog.ast import (
+    CONSTANTS,
+    Aggregate,
+    Atom,
+    Attribute,
+    BinaryOp,
+    Comparison,
+    Decl,
+    Fact,
+    Float,
+    Functor,
+    IODirective,
+    Number,
+    Program,
+    Qualifier,
+    Rule,
+    Span,
+    String,
+    StringTest,
+    TypeDecl,
+    UnaryOp,
+    Unsigned,
+    Variable,
+    Wildcard,
+)
+from compiler.errors import DeclarationError, ParseError, Source, UnsupportedError
+
+_OPERATORS = {
+    "op_add": "+", "op_sub": "-", "op_mul": "*", "op_div": "/", "op_mod": "%", "op_pow": "^",
+    "op_band": "band", "op_bor": "bor", "op_bxor": "bxor",
+    "op_bshl": "bshl", "op_bshr": "bshr", "op_bshru": "bshru",
+    "op_land": "land", "op_lor": "lor", "op_lxor": "lxor",
+    "op_neg": "-", "op_bnot": "bnot", "op_lnot": "lnot",
+}  # fmt: skip
+
+_ESCAPES = {'"': '"', "\\": "\\", "'": "'", "n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+
+# Soufflé's data-structure hints: they change performance, not meaning.
+_IGNORED_QUALIFIERS = {"btree", "brie", "btree_delete", "inline", "no_inline", "magic", "no_magic", "overridable"}
+
+
+def token_span(tok: Token) -> Span:
+    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
+
+
+def meta_span(meta) -> Span:
+    return Span(meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def parse_int(text: str) -> int:
+    if text[:2] in ("0x", "0X"):
+        return int(text[2:], 16)
+    if text[:2] in ("0b", "0B"):
+        return int(text[2:], 2)
+    return int(text, 10)
+
+
+def unescape(quoted: str) -> str:
+    """The value of a string literal; unknown escapes (e.g. `\\d` in a regex) stay as written."""
+    body, out, i = quoted[1:-1], [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            out.append(_ESCAPES.get(nxt, "\\" + nxt))
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _present(children):
+    """Children without lark's placeholders for absent optional parts, and without keyword tokens."""
+    return [c for c in children if c is not None]
+
+
+@v_args(meta=True)
+class Builder(Transformer):
+    def __init__(self, source: Source):
+        super().__init__()
+        self.source = source
+
+    def _error(self, cls, message, span):
+        return cls.at(message, span, self.source)
+
+    # ---- terms ----
+
+    def variable(self, meta, children):
+        return Variable(str(children[0]), span=meta_span(meta))
+
+    def wildcard(self, meta, children):
+        return Wildcard(span=meta_span(meta))
+
+    def number(self, meta, children):
+        return Number(parse_int(str(children[0])), span=meta_span(meta))
+
+    def unsigned(self, meta, children):
+        return Unsigned(parse_int(str(children[0])[:-1]), span=meta_span(meta))
+
+    def float(self, meta, children):
+        return Float(float(str(children[0])), span=meta_span(meta))
+
+    def string(self, meta, children):
+        return String(unescape(str(children[0])), span=meta_span(meta))
+
+    def __default__(self, data, children, meta):
+        op = _OPERATORS.get(data)
+        if op is None:
+            return super().__default__(data, children, meta)
+        span = meta_span(meta)
+        if len(children) == 2:
+            return BinaryOp(op, children[0], children[1], span=span)
+        (operand,) = children
+        # `-1` is a negative constant, as a reader expects, not an operation.
+        if op == "-" and isinstance(operand, (Number, Float)):
+            return type(operand)(-operand.value, span=span)
+        return UnaryOp(op, operand, span=span)
+
+    def functor(self, meta, children):
+        name, *args = _present(children)
+        return Functor(str(name), tuple(args), span=meta_span(meta))
+
+    def aggregate(self, meta, children):
+        kind, *rest = children
+        target, body = (None, rest[0]) if len(rest) == 1 else rest
+        span = meta_span(meta)
+        if len(body) != 1:
+            # count/sum over a union is not the sum over its parts; keep the user's meaning.
+            raise self._error(UnsupportedError, f"disjunction ';' inside a {kind} aggregate is not supported", span)
+        return Aggregate(str(kind), target, body[0], span=span)
+
+    def single_atom_body(self, meta, children):
+        return dnf.single(children[0])
+
+    # ---- literals and bodies (DNF) ----
+
+    def atom(self, meta, children):
+        name, *args = _present(children)
+        return Atom(str(name), tuple(args), span=meta_span(meta))
+
+    def positive(self, meta, children):
+        return dnf.single(children[0])
+
+    def cmp_op(self, meta, children):
+        return str(children[0])
+
+    def comparison(self, meta, children):
+        left, op, right = children
+        return dnf.single(Comparison(op, left, right, span=meta_span(meta)))
+
+    def string_test(self, meta, children):
+        name, needle, haystack = children
+        return dnf.single(StringTest(str(name), (needle, haystack), span=meta_span(meta)))
+
+    def negated(self, meta, children):
+        (body,) = [c for c in children if not isinstance(c, Token)]
+        if len(body) == 1 and len(body[0]) == 1:
+            return dnf.single(dnf.negate_literal(body[0][0], meta_span(meta)))
+        return self._guard(lambda: dnf.negate(body), meta)
+
+    def conjunction(self, meta, children):
+        return self._guard(lambda: dnf.conjoin(children), meta)
+
+    def disjunction(self, meta, children):
+        return self._guard(lambda: dnf.disjoin(children), meta)
+
+    def _guard(self, build, meta):
+        try:
+            return build()
+        except dnf.TooManyAlternatives:
+            msg = f"body expands to more than {dnf.MAX_ALTERNATIVES} alternatives; split the rule"
+            raise self._error(UnsupportedError, msg, meta_span(meta)) from None
+
+    # ---- clauses ----
+
+    def heads(self, meta, children):
+        return tuple(children)
+
+    def clause(self, meta, children):
+        heads = children[0]
+        span = meta_span(meta)
+        if len(children) == 2:
+            return [Rule(heads, alternative, span=span) for alternative in children[1]]
+        out = []
+        for head in heads:
+            if all(isinstance(a, CONSTANTS) for a in head.args):
+                out.append(Fact(head.relation, head.args, span=head.span))
+            else:  # not a fact: checks will say which variable is ungrounded
+                out.append(Rule((head,), (), span=span))
+        return out
+
+    # ---- declarations and directives ----
+
+    def attribute(self, meta, children):
+        name, type_name = children
+        return Attribute(str(name), None if type_name is None else str(type_name), span=meta_span(meta))
+
+    def decl_qualifier(self, meta, children):
+        span = meta_span(meta)
+        if len(children) == 2:
+            return Qualifier(str(children[0]), str(children[1]), span=span)
+        name = str(children[0])
+        if name in _IGNORED_QUALIFIERS:
+            return None
+        if name == "eqrel":
+            raise self._error(UnsupportedError, "equivalence relations (eqrel) are not supported", span)
+        raise self._error(ParseError, f"unknown relation qualifier '{name}'", span)
+
+    def decl(self, meta, children):
+        _, name, *rest = _present(children)
+        attributes = tuple(c for c in rest if isinstance(c, Attribute))
+        qualifiers = [c for c in rest if isinstance(c, Qualifier)]
+        if len(qualifiers) > 1:
+            raise self._error(DeclarationError, f"relation '{name}' has more than one min/max qualifier", qualifiers[1].span)
+        return Decl(str(name), attributes, qualifiers[0] if qualifiers else None, span=meta_span(meta))
+
+    def type_equal(self, meta, children):
+        _, name, *bases = children
+        return TypeDecl(str(name), "equal", tuple(map(str, bases)), span=meta_span(meta))
+
+    def type_subtype(self, meta, children):
+        _, name, base = children
+        return TypeDecl(str(name), "subtype", (str(base),), span=meta_span(meta))
+
+    def type_number(self, meta, children):
+        return TypeDecl(str(children[1]), "subtype", ("number",), span=meta_span(meta))
+
+    def type_symbol(self, meta, children):
+        return TypeDecl(str(children[1]), "subtype", ("symbol",), span=meta_span(meta))
+
+    def io_option(self, meta, children):
+        key, value = children
+        text = unescape(str(value)) if value.type == "STRING" else str(value)
+        return str(key), text, meta_span(meta)
+
+    def io_target(self, meta, children):
+        name, *options = _present(children)
+        table = {}
+        for key, value, span in options:
+            if key in table:
+                raise self._error(DeclarationError, f"option '{key}' given twice", span)
+            table[key] = value
+        return str(name), table, meta_span(meta)
+
+    def io_directive(self, meta, children):
+        kind_token, *targets = children
+        kind = str(kind_token)[1:]
+        return [IODirective(kind, name, options, span=span) for name, options, span in targets]
+
+    def unsupported_directive(self, meta, children):
+        token = children[0]
+        name = str(token).split()[0]
+        raise self._error(UnsupportedError, f"directive '{name}' is not supported", token_span(token))
+
+    def start(self, meta, children):
+        parts = {Decl: [], TypeDecl: [], "input": [], "output": [], Fact: [], Rule: []}
+        for item in children:
+            for node in item if isinstance(item, list) else [item]:
+                key = node.kind if isinstance(node, IODirective) else type(node)
+                parts[key].append(node)
+        return Program(
+            decls=tuple(parts[Decl]),
+            types=tuple(parts[TypeDecl]),
+            inputs=tuple(parts["input"]),
+            outputs=tuple(parts["output"]),
+            facts=tuple(parts[Fact]),
+            rules=tuple(parts[Rule]),
+            source=self.source,
+        )

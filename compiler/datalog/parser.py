@@ -1,0 +1,153 @@
+"""Datalog text to AST: lark's LALR(1) parser over grammars/datalog.lark.
+
+`parse_datalog(text)` returns a Program or raises a CompileError; lark's own
+exceptions never escape. A syntax error is reported as a ParseError that says
+what was found and, in words, what the parser could have accepted there
+(groups such as "a term" or "an operator" stand for their many tokens).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.resources import files
+from pathlib import Path
+
+from lark import Lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark.lexer import PatternStr
+
+from compiler.datalog.ast import Program
+from compiler.datalog.builder import Builder
+from compiler.errors import CompileError, ParseError, Source
+
+_WORDS = {
+    "IDENT": "an identifier",
+    "INT": "a number",
+    "FLOAT": "a float",
+    "UNSIGNED": "an unsigned number",
+    "STRING": "a string",
+    "DECL": "'.decl'",
+    "TYPE": "'.type'",
+    "NUMBER_TYPE": "'.number_type'",
+    "SYMBOL_TYPE": "'.symbol_type'",
+    "IO_KIND": "'.input'",
+    "$END": "end of input",
+    "UNSUPPORTED_DIRECTIVE": None,  # recognised only to reject it; never suggest it
+}
+_FOUND = {"INT": "number", "FLOAT": "float", "UNSIGNED": "unsigned number", "STRING": "string"}
+
+_BINARY_OPERATORS = "+ - * / % ^ band bor bxor bshl bshr bshru land lor lxor".split()
+_COMPARISONS = "= != < <= > >=".split()
+_TERM_STARTS = (
+    "an identifier, '_', a number, a float, an unsigned number, a string, '(', '-', 'bnot', 'lnot', "
+    "'cat', 'strlen', 'substr', 'to_number', 'to_string', 'count', 'sum', 'min', 'max', 'mean'"
+).split(", ")
+# Whole groups of expected tokens are named by one word, checked in this order.
+_GROUPS = (
+    ("a term", set(_TERM_STARTS)),
+    ("an operator", {f"'{op}'" for op in _BINARY_OPERATORS}),
+    ("a comparison operator", {f"'{op}'" for op in _COMPARISONS}),
+)
+
+
+def read_grammar(name: str) -> str:
+    """The text of grammars/<name>, shipped as package data of the `grammars` directory."""
+    try:
+        return files("grammars").joinpath(name).read_text(encoding="utf-8")
+    except NotADirectoryError:
+        # setuptools' editable installs add a non-directory path hook to a namespace
+        # package's __path__, which importlib.resources rejects on Python 3.11.
+        import grammars
+
+        for entry in grammars.__path__:
+            path = Path(entry) / name
+            if path.is_file():
+                return path.read_text(encoding="utf-8")
+        raise
+
+
+@lru_cache(maxsize=1)
+def _lark() -> Lark:
+    grammar = read_grammar("datalog.lark")
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+
+
+def parse_datalog(text: str, source_name: str = "<string>") -> Program:
+    """Parse Datalog source text into a Program (rules in disjunctive normal form)."""
+    source = Source(source_name, text)
+    parser = _lark()
+    try:
+        tree = parser.parse(text)
+    except UnexpectedInput as exc:
+        raise _parse_error(exc, source, parser) from None
+    try:
+        return Builder(source).transform(tree)
+    except VisitError as exc:
+        if isinstance(exc.orig_exc, CompileError):
+            raise exc.orig_exc from None
+        raise
+
+
+def _describe_terminal(name: str, parser: Lark) -> str:
+    if name in _WORDS:
+        return _WORDS[name]
+    pattern = parser.get_terminal(name).pattern
+    return f"'{pattern.value}'" if isinstance(pattern, PatternStr) else name.lower()
+
+
+def _describe_expected(names, parser: Lark) -> str:
+    items = {_describe_terminal(n, parser) for n in names} - {None}
+    words = []
+    for label, members in _GROUPS:
+        if members <= items:
+            items -= members
+            words.append(label)
+    tokens = sorted(i for i in items if i.startswith("'"))
+    words += sorted(i for i in items if not i.startswith("'"))
+    spoken = ", ".join(words[:-1]) + " or " + words[-1] if len(words) > 1 else "".join(words)
+    if not tokens:
+        return spoken
+    if len(tokens) == 1 and not words:
+        return tokens[0]
+    return "one of " + " ".join(tokens) + (" or " + spoken if words else "")
+
+
+def _describe_found(token) -> str:
+    if token.type == "IDENT":
+        return f"identifier '{token.value}'"
+    if token.type in _FOUND:  # literals show as written: number 12, string "a"
+        return f"{_FOUND[token.type]} {token.value}"
+    return f"'{token.value}'"
+
+
+def _end_position(text: str) -> tuple[int, int]:
+    """Just after the last non-blank character: where "end of input" was found."""
+    body = text.rstrip()
+    line = body.count("\n") + 1
+    return line, len(body) - (body.rfind("\n") + 1) + 1
+
+
+def _parse_error(exc: UnexpectedInput, source: Source, parser: Lark) -> ParseError:
+    rest = source.text[exc.pos_in_stream :] if exc.pos_in_stream is not None else ""
+    if rest.startswith("/*"):
+        message = "unterminated comment ('/*' without '*/')"
+        line, column = exc.line, exc.column
+    elif isinstance(exc, UnexpectedToken):
+        token = exc.token
+        if token.type == "$END":
+            line, column = _end_position(source.text)
+            found = "end of input"
+        else:
+            line, column = token.line, token.column
+            found = _describe_found(token)
+        # `accepts` replays the parser on each candidate; `expected` holds LALR's merged
+        # lookaheads, which include tokens that cannot actually come next.
+        expected = exc.accepts or exc.expected
+        message = f"expected {_describe_expected(expected, parser)} but found {found}"
+    else:
+        line, column = exc.line, exc.column
+        if rest.startswith('"'):
+            message = "unterminated string (strings end with '\"' on the same line)"
+        else:
+            message = f"unexpected character '{exc.char}'"
+    return ParseError(message, line, column, source.name, source.line_text(line))

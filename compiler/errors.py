@@ -1,0 +1,111 @@
+"""Compile errors: one hierarchy for every front end.
+
+A CompileError says what is wrong and where: `line` and `column` (1-based) of
+the offending thing in the source named `source_name`, plus the text of that
+source line, so `str(err)` reads like a compiler diagnostic with a caret under
+the column. Each kind of mistake has its own subclass so callers (and tests)
+can tell them apart without parsing messages. Compilation either returns a
+finished result or raises one of these; nothing is half-compiled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "Source",
+    "CompileError",
+    "ParseError",
+    "ArityError",
+    "UnsafeVariableError",
+    "TypeMismatchError",
+    "StratificationError",
+    "UnknownRelationError",
+    "DeclarationError",
+    "UnsupportedError",
+]
+
+
+@dataclass(frozen=True)
+class Source:
+    """A named source text, kept so errors raised late can still quote it."""
+
+    name: str
+    text: str
+
+    def line_text(self, line: int) -> str:
+        lines = self.text.splitlines()
+        return lines[line - 1] if 1 <= line <= len(lines) else ""
+
+
+class CompileError(Exception):
+    """Root of all compile errors."""
+
+    def __init__(
+        self,
+        message: str,
+        line: int | None = None,
+        column: int | None = None,
+        source_name: str = "<string>",
+        source_line: str | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+        self.source_name = source_name
+        self.source_line = source_line
+
+    @classmethod
+    def at(cls, message: str, span, source: Source | None) -> "CompileError":
+        """An error located at the start of `span` (anything with .line/.column)."""
+        line, column = span.line, span.column
+        if source is None:
+            return cls(message, line, column)
+        return cls(message, line, column, source.name, source.line_text(line))
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.line, self.column, self.source_name, self.source_line))
+
+    def __str__(self) -> str:
+        where = self.source_name
+        if self.line is not None:
+            where += f":{self.line}:{self.column}"
+        text = f"{where}: {type(self).__name__}: {self.message}"
+        if self.source_line is not None and self.column is not None:
+            # Keep tabs so the caret lines up under tab-indented source.
+            pad = "".join("\t" if ch == "\t" else " " for ch in self.source_line[: self.column - 1])
+            text += f"\n  {self.source_line}\n  {pad}^"
+        return text
+
+
+class ParseError(CompileError):
+    """The text is not in the language's grammar."""
+
+
+class ArityError(CompileError):
+    """A relation or functor is used with the wrong number of arguments."""
+
+
+class UnsafeVariableError(CompileError):
+    """A variable (or `_`) is not grounded by a positive body atom."""
+
+
+class TypeMismatchError(CompileError):
+    """A term's inferred type conflicts with another use of the same column or variable."""
+
+
+class StratificationError(CompileError):
+    """Negation or a non-monotone aggregate inside a recursive cycle."""
+
+
+class UnknownRelationError(CompileError):
+    """A relation name that the program (or session) does not know."""
+
+
+class DeclarationError(CompileError):
+    """A malformed declaration: duplicate, unknown type, unknown column, ..."""
+
+
+class UnsupportedError(CompileError):
+    """Valid in the source language, but not (yet) supported by deltalog."""
