@@ -4,7 +4,7 @@ Front ends live in subpackages (`compiler.datalog`); every error they raise is
 a CompileError from `compiler.errors`, re-exported here with the entry points.
 """
 
-from compiler.datalog import parse_datalog
+from compiler.datalog import CheckedProgram, check_datalog, parse_datalog
 from compiler.errors import (
     ArityError,
     CompileError,
@@ -19,6 +19,8 @@ from compiler.errors import (
 
 __all__ = [
     "parse_datalog",
+    "check_datalog",
+    "CheckedProgram",
     "CompileError",
     "ParseError",
     "ArityError",

@@ -6,6 +6,8 @@ CheckedProgram; `check_datalog` does both. Lowering to a logical plan starts
 from a CheckedProgram.
 """
 
+from compiler.datalog.checks import CheckedProgram, RelationInfo, check, check_datalog
 from compiler.datalog.parser import parse_datalog
+from compiler.datalog.stratify import Stratum
 
-__all__ = ["parse_datalog"]
+__all__ = ["parse_datalog", "check", "check_datalog", "CheckedProgram", "RelationInfo", "Stratum"]

@@ -247,7 +247,11 @@ class Program:
 
 
 def subterms(term: Term) -> Iterator[Term]:
-    """The term and its subterms, outermost first; does not enter aggregate bodies."""
+    """The term and its subterms, outermost first.
+
+    An Aggregate is yielded but not entered: its target and body belong to the
+    aggregate's own variable scope (see compiler.datalog.scope).
+    """
     stack = [term]
     while stack:
         t = stack.pop()
@@ -258,8 +262,6 @@ def subterms(term: Term) -> Iterator[Term]:
             stack.append(t.operand)
         elif isinstance(t, Functor):
             stack.extend(reversed(t.args))
-        elif isinstance(t, Aggregate) and t.target is not None:
-            stack.append(t.target)
 
 
 def literal_terms(lit: Literal) -> tuple[Term, ...]:

@@ -38,15 +38,15 @@ from compiler.datalog.ast import (
     Variable,
     Wildcard,
 )
-from compiler.errors import DeclarationError, ParseError, Source, UnsupportedError
+from compiler.errors import DeclarationError, Source, UnsupportedError
 
-_OPERATORS = {
-    "op_add": "+", "op_sub": "-", "op_mul": "*", "op_div": "/", "op_mod": "%", "op_pow": "^",
-    "op_band": "band", "op_bor": "bor", "op_bxor": "bxor",
-    "op_bshl": "bshl", "op_bshr": "bshr", "op_bshru": "bshru",
-    "op_land": "land", "op_lor": "lor", "op_lxor": "lxor",
-    "op_neg": "-", "op_bnot": "bnot", "op_lnot": "lnot",
+# Soufflé's binding strength of binary operators (all left associative); `^` and
+# the unary operators bind tighter still and are left to the grammar.
+PRECEDENCE = {
+    "lor": 1, "lxor": 2, "land": 3, "bor": 4, "bxor": 5, "band": 6,
+    "bshl": 7, "bshr": 7, "bshru": 7, "+": 8, "-": 8, "*": 9, "/": 9, "%": 9,
 }  # fmt: skip
+_UNARY = {"op_neg": "-", "op_bnot": "bnot", "op_lnot": "lnot"}
 
 _ESCAPES = {'"': '"', "\\": "\\", "'": "'", "n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 
@@ -119,14 +119,37 @@ class Builder(Transformer):
     def string(self, meta, children):
         return String(unescape(str(children[0])), span=meta_span(meta))
 
+    def binop(self, meta, children):
+        return str(children[0])
+
+    def expr(self, meta, children):
+        """Precedence climbing over `operand (op operand)*`."""
+        operands, ops = [children[0]], []
+
+        def reduce():
+            right, left = operands.pop(), operands.pop()
+            span = Span(left.span.line, left.span.column, right.span.end_line, right.span.end_column)
+            operands.append(BinaryOp(ops.pop(), left, right, span=span))
+
+        for i in range(1, len(children), 2):
+            op = children[i]
+            while ops and PRECEDENCE[ops[-1]] >= PRECEDENCE[op]:
+                reduce()
+            ops.append(op)
+            operands.append(children[i + 1])
+        while ops:
+            reduce()
+        return operands[0]
+
+    def op_pow(self, meta, children):
+        return BinaryOp("^", children[0], children[1], span=meta_span(meta))
+
     def __default__(self, data, children, meta):
-        op = _OPERATORS.get(data)
+        op = _UNARY.get(data)
         if op is None:
             return super().__default__(data, children, meta)
-        span = meta_span(meta)
-        if len(children) == 2:
-            return BinaryOp(op, children[0], children[1], span=span)
         (operand,) = children
+        span = meta_span(meta)
         # `-1` is a negative constant, as a reader expects, not an operation.
         if op == "-" and isinstance(operand, (Number, Float)):
             return type(operand)(-operand.value, span=span)
@@ -138,54 +161,54 @@ class Builder(Transformer):
 
     def aggregate(self, meta, children):
         kind, *rest = children
-        target, body = (None, rest[0]) if len(rest) == 1 else rest
+        target, formula = (None, rest[0]) if len(rest) == 1 else rest
         span = meta_span(meta)
+        body = self._dnf(formula, span)
         if len(body) != 1:
             # count/sum over a union is not the sum over its parts; keep the user's meaning.
-            raise self._error(UnsupportedError, f"disjunction ';' inside a {kind} aggregate is not supported", span)
+            message = f"a disjunction (';', or '!' over a conjunction) inside a {kind} aggregate is not supported"
+            raise self._error(UnsupportedError, message, span)
         return Aggregate(str(kind), target, body[0], span=span)
 
     def single_atom_body(self, meta, children):
-        return dnf.single(children[0])
+        return ("lit", children[0])
 
-    # ---- literals and bodies (DNF) ----
+    # ---- literals and bodies (formulas, see compiler.datalog.dnf) ----
 
     def atom(self, meta, children):
         name, *args = _present(children)
         return Atom(str(name), tuple(args), span=meta_span(meta))
 
     def positive(self, meta, children):
-        return dnf.single(children[0])
+        return ("lit", children[0])
 
     def cmp_op(self, meta, children):
         return str(children[0])
 
     def comparison(self, meta, children):
         left, op, right = children
-        return dnf.single(Comparison(op, left, right, span=meta_span(meta)))
+        return ("lit", Comparison(op, left, right, span=meta_span(meta)))
 
     def string_test(self, meta, children):
         name, needle, haystack = children
-        return dnf.single(StringTest(str(name), (needle, haystack), span=meta_span(meta)))
+        return ("lit", StringTest(str(name), (needle, haystack), span=meta_span(meta)))
 
     def negated(self, meta, children):
-        (body,) = [c for c in children if not isinstance(c, Token)]
-        if len(body) == 1 and len(body[0]) == 1:
-            return dnf.single(dnf.negate_literal(body[0][0], meta_span(meta)))
-        return self._guard(lambda: dnf.negate(body), meta)
+        (inner,) = [c for c in children if not isinstance(c, Token)]
+        return ("not", inner, meta_span(meta))
 
     def conjunction(self, meta, children):
-        return self._guard(lambda: dnf.conjoin(children), meta)
+        return children[0] if len(children) == 1 else ("and", children)
 
     def disjunction(self, meta, children):
-        return self._guard(lambda: dnf.disjoin(children), meta)
+        return children[0] if len(children) == 1 else ("or", children)
 
-    def _guard(self, build, meta):
+    def _dnf(self, formula, span):
         try:
-            return build()
+            return dnf.to_dnf(formula)
         except dnf.TooManyAlternatives:
             msg = f"body expands to more than {dnf.MAX_ALTERNATIVES} alternatives; split the rule"
-            raise self._error(UnsupportedError, msg, meta_span(meta)) from None
+            raise self._error(UnsupportedError, msg, span) from None
 
     # ---- clauses ----
 
@@ -196,7 +219,7 @@ class Builder(Transformer):
         heads = children[0]
         span = meta_span(meta)
         if len(children) == 2:
-            return [Rule(heads, alternative, span=span) for alternative in children[1]]
+            return [Rule(heads, alternative, span=span) for alternative in self._dnf(children[1], span)]
         out = []
         for head in heads:
             if all(isinstance(a, CONSTANTS) for a in head.args):
@@ -218,9 +241,8 @@ class Builder(Transformer):
         name = str(children[0])
         if name in _IGNORED_QUALIFIERS:
             return None
-        if name == "eqrel":
-            raise self._error(UnsupportedError, "equivalence relations (eqrel) are not supported", span)
-        raise self._error(ParseError, f"unknown relation qualifier '{name}'", span)
+        assert name == "eqrel", name
+        raise self._error(UnsupportedError, "equivalence relations (eqrel) are not supported", span)
 
     def decl(self, meta, children):
         _, name, *rest = _present(children)

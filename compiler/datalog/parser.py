@@ -31,6 +31,7 @@ _WORDS = {
     "NUMBER_TYPE": "'.number_type'",
     "SYMBOL_TYPE": "'.symbol_type'",
     "IO_KIND": "'.input'",
+    "HINT": "a qualifier such as 'btree'",
     "$END": "end of input",
     "UNSUPPORTED_DIRECTIVE": None,  # recognised only to reject it; never suggest it
 }
