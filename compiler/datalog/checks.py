@@ -1,0 +1,200 @@
+"""Checking a parsed Datalog program: from Program to CheckedProgram.
+
+A CheckedProgram is a program known to mean something: every relation has an
+arity and a base type per column (declared or inferred), every rule is safe,
+and the rules are split into strata that can be computed in order. Checking
+runs declarations first, then arity and type inference over facts and rules
+in source order (compiler.datalog.infer), then safety per rule
+(compiler.datalog.safety), then stratification (compiler.datalog.stratify).
+It either returns a CheckedProgram or raises a CompileError.
+
+Relations. Declarations are optional. A relation is an input when it is
+named by `.input`, or when it is used in a body but has neither rules nor
+facts (Soufflé would demand a declaration; we take the data from outside).
+A relation with facts but no rules is data written in the program. The
+outputs are the `.output` relations, or, without any `.output`, every
+relation defined by rules that is not an input.
+
+The `min(col)` / `max(col)` qualifier. `.decl dist(node: number, d: number)
+min(d)` makes `dist` keep, per value of its other columns, only the least
+value of column `d` among all the tuples its rules and facts derive: the
+shortest distance per node, as in breadth-first search written as
+`dist(y, d + 1) :- dist(x, d), edge(x, y).` The column must be numeric. The
+qualified relation may be recursive: keeping the minimum is monotone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.datalog.ast import Decl, Fact, IODirective, Program, Qualifier, Rule, Span, Term, TypeDecl
+from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference
+from compiler.datalog.parser import parse_datalog
+from compiler.datalog.safety import check_safety
+from compiler.datalog.stratify import Stratum, body_atoms, stratify
+from compiler.errors import DeclarationError, Source, TypeMismatchError, UnknownRelationError
+
+
+@dataclass(frozen=True)
+class RelationInfo:
+    name: str
+    arity: int
+    types: tuple[str, ...]  # base types: number, unsigned, float, symbol
+    attribute_names: tuple[str, ...]  # declared names, else x0, x1, ...
+    qualifier: Qualifier | None
+    is_input: bool
+    is_output: bool
+    input_options: dict[str, str] = field(hash=False)
+    output_options: dict[str, str] = field(hash=False)
+    span: Span  # the declaration, else the first use
+
+
+@dataclass(frozen=True)
+class CheckedProgram:
+    relations: dict[str, RelationInfo] = field(hash=False)
+    facts: tuple[Fact, ...]
+    rules: tuple[Rule, ...]  # disjunction-free, and each with exactly one head
+    strata: tuple[Stratum, ...]  # dependency order
+    outputs: tuple[str, ...]
+    # The base type of every term of every rule (keys are the rules above).
+    term_types: dict[Rule, dict[Term, str]] = field(hash=False, repr=False)
+    source: Source | None = field(default=None, compare=False, repr=False)
+
+
+def check_datalog(text: str, source_name: str = "<string>") -> CheckedProgram:
+    """Parse and check Datalog source text."""
+    return check(parse_datalog(text, source_name))
+
+
+def check(program: Program) -> CheckedProgram:
+    source = program.source
+    type_names = _resolve_type_names(program.types, source)
+    decls = _index_decls(program.decls, source)
+    # A rule with several heads is several rules with one body: strata may differ per head.
+    rules = tuple(Rule((head,), rule.body, span=rule.span) for rule in program.rules for head in rule.heads)
+
+    inference = Inference(source)
+    for decl in decls.values():
+        types = [None if a.type_name is None else _type_of(a.type_name, type_names, a.span, source) for a in decl.attributes]
+        inference.declare(decl.name, types, [a.span for a in decl.attributes], decl.span)
+        if decl.qualifier is not None:
+            _check_qualifier(decl, types, inference, source)
+    clauses = sorted([*program.facts, *rules], key=lambda c: (c.span.line, c.span.column))
+    for clause in clauses:
+        if isinstance(clause, Fact):
+            inference.fact(clause)
+        else:
+            inference.rule(clause)
+
+    for rule in rules:
+        check_safety(rule, source)
+    strata = tuple(stratify(rules, source))
+
+    directives = {"input": _index_io(program.inputs, inference, source), "output": _index_io(program.outputs, inference, source)}
+    defined = {rule.heads[0].relation for rule in rules}
+    with_facts = {fact.relation for fact in program.facts}
+    used = {atom.relation for rule in rules for atom, _ in body_atoms(rule.body)}
+    relations = {}
+    for name, shape in inference.relations.items():
+        decl = decls.get(name)
+        relations[name] = RelationInfo(
+            name=name,
+            arity=shape.arity,
+            types=inference.relation_types(name),
+            attribute_names=tuple(a.name for a in decl.attributes) if decl else tuple(f"x{i}" for i in range(shape.arity)),
+            qualifier=decl.qualifier if decl else None,
+            is_input=name in directives["input"] or (name in used and name not in defined and name not in with_facts),
+            is_output=name in directives["output"],
+            input_options=directives["input"].get(name, {}),
+            output_options=directives["output"].get(name, {}),
+            span=shape.span,
+        )
+    if directives["output"]:
+        outputs = tuple(directives["output"])
+    else:
+        outputs = tuple(n for n, info in relations.items() if n in defined and not info.is_input)
+    return CheckedProgram(
+        relations=relations,
+        facts=program.facts,
+        rules=rules,
+        strata=strata,
+        outputs=outputs,
+        term_types={rule: inference.term_types(rule) for rule in rules},
+        source=source,
+    )
+
+
+def _resolve_type_names(type_decls: tuple[TypeDecl, ...], source) -> dict[str, str]:
+    """User type name -> base type; subtypes, aliases and unions of one base type are that base type."""
+    pending: dict[str, TypeDecl] = {}
+    for t in type_decls:
+        if t.name in pending or t.name in BASE_TYPES:
+            raise DeclarationError.at(f"type '{t.name}' is defined twice", t.span, source)
+        pending[t.name] = t
+    for t in type_decls:
+        for base in t.bases:
+            if base not in pending and base not in BASE_TYPES:
+                raise DeclarationError.at(f"unknown type '{base}' in the definition of '{t.name}'", t.span, source)
+    resolved = {b: b for b in BASE_TYPES}
+    while pending:  # a handful of types: repeat until nothing resolves
+        ready = [t for t in pending.values() if all(b in resolved for b in t.bases)]
+        if not ready:
+            t = next(iter(pending.values()))
+            trail = [t.name]
+            while (t := pending[next(b for b in t.bases if b in pending)]).name not in trail:
+                trail.append(t.name)
+            cycle = " -> ".join(trail[trail.index(t.name) :] + [t.name])
+            raise DeclarationError.at(f"type '{t.name}' is defined in terms of itself: {cycle}", t.span, source)
+        for t in ready:
+            bases = {resolved[b] for b in t.bases}
+            if len(bases) > 1:
+                raise DeclarationError.at(f"union type '{t.name}' mixes {' and '.join(sorted(bases))}", t.span, source)
+            resolved[t.name] = bases.pop()
+            del pending[t.name]
+    return resolved
+
+
+def _type_of(name: str, type_names, span, source) -> str:
+    if name not in type_names:
+        known = ", ".join(BASE_TYPES)
+        raise DeclarationError.at(f"unknown type '{name}' (base types are {known}, or define it with .type)", span, source)
+    return type_names[name]
+
+
+def _index_decls(decls: tuple[Decl, ...], source) -> dict[str, Decl]:
+    out: dict[str, Decl] = {}
+    for decl in decls:
+        if decl.name in out:
+            first = out[decl.name].span
+            message = f"relation '{decl.name}' is declared twice (first at line {first.line}, column {first.column})"
+            raise DeclarationError.at(message, decl.span, source)
+        names = [a.name for a in decl.attributes]
+        for i, attr in enumerate(decl.attributes):
+            if attr.name in names[:i]:
+                raise DeclarationError.at(f"relation '{decl.name}' has two columns named '{attr.name}'", attr.span, source)
+        out[decl.name] = decl
+    return out
+
+
+def _check_qualifier(decl: Decl, types: list[str | None], inference: Inference, source) -> None:
+    q = decl.qualifier
+    names = [a.name for a in decl.attributes]
+    if q.column not in names:
+        raise DeclarationError.at(f"{q.kind}({q.column}): relation '{decl.name}' has no column '{q.column}'", q.span, source)
+    declared = types[names.index(q.column)]
+    if declared is not None and declared not in NUMERIC:
+        raise TypeMismatchError.at(f"{q.kind}({q.column}) needs a numeric column, but '{q.column}' is a {declared}", q.span, source)
+    column = inference.relations[decl.name].columns[names.index(q.column)]
+    inference.restrict(column, NUMERIC, q.span, f"column '{q.column}' of '{decl.name}'", f"{q.kind}(...)", q.span, declared=True)
+
+
+def _index_io(directives: tuple[IODirective, ...], inference: Inference, source) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for d in directives:
+        if d.relation not in inference.relations:
+            message = f"'.{d.kind} {d.relation}' names a relation that is never declared or used"
+            raise UnknownRelationError.at(message, d.span, source)
+        if d.relation in out:
+            raise DeclarationError.at(f"relation '{d.relation}' has two .{d.kind} directives", d.span, source)
+        out[d.relation] = dict(d.options)
+    return out

@@ -1,0 +1,176 @@
+"""Safety (range restriction): every variable must be grounded.
+
+A variable is grounded in its scope when it is an argument of a positive atom
+of that scope's body, or when it is one side of an equality `x = e` whose
+other side uses only grounded variables (repeated to a fixpoint, so chains
+like `y = x + 1, z = y * 2` work). Variables taken from an enclosing scope
+must be grounded there. Anything else -- a variable that occurs only in the
+head, under negation, in a comparison, in a functor argument -- would range
+over an infinite domain, and is an UnsafeVariableError pointing at it. The
+wildcard `_` is only meaningful as a whole argument of a body atom.
+"""
+
+from __future__ import annotations
+
+from compiler.datalog.ast import (
+    Aggregate,
+    Atom,
+    BinaryOp,
+    Comparison,
+    Functor,
+    Negation,
+    Rule,
+    StringTest,
+    Term,
+    UnaryOp,
+    Variable,
+    Wildcard,
+    literal_terms,
+    subterms,
+)
+from compiler.datalog.scope import Scope, rule_scope
+from compiler.errors import Source, UnsafeVariableError
+
+_PHRASES = {
+    "head": "in the head",
+    "target": "in the aggregate's target",
+    "negation": "under negation",
+    "comparison": "in a comparison",
+    "functor": "in a functor argument",
+    "expression": "in an argument expression",
+    "test": "in a contains/match test",
+    "aggregate": "inside an aggregate",
+}
+
+
+def check_safety(rule: Rule, source: Source | None) -> None:
+    _check_wildcards(rule, source)
+    _check_scope(rule_scope(rule.heads, rule.body), frozenset(), source)
+
+
+def _check_wildcards(rule: Rule, source) -> None:
+    def visit(term: Term, where: str | None):
+        for sub in subterms(term):
+            if isinstance(sub, Wildcard) and where is not None:
+                raise UnsafeVariableError.at(f"'_' is not allowed {where}", sub.span, source)
+            if isinstance(sub, Aggregate):
+                if sub.target is not None:
+                    visit(sub.target, "in an aggregate's target")
+                literals(sub.body)
+            where = where or "in an expression"  # a subterm of an argument: not a whole argument
+
+    def literals(body):
+        for lit in body:
+            if isinstance(lit, (Atom, Negation)):
+                for arg in literal_terms(lit):
+                    visit(arg, None)
+            else:
+                kind = "in a comparison" if isinstance(lit, Comparison) else f"in {lit.name}(...)"
+                for arg in literal_terms(lit):
+                    visit(arg, kind)
+
+    for head in rule.heads:
+        for arg in head.args:
+            visit(arg, "in the head")
+    literals(rule.body)
+
+
+def _occurrences(scope: Scope) -> list[tuple[Variable, str | None]]:
+    """(variable, context) for each variable occurrence of this scope, in source order;
+    context None marks a grounding occurrence. A nested aggregate contributes the
+    first use of each variable it takes from outside, with context 'aggregate'."""
+    found: list[tuple[Variable, str | None]] = []
+
+    def visit(term: Term, context: str | None):
+        if isinstance(term, Variable):
+            found.append((term, context))
+        elif isinstance(term, Aggregate):
+            child = scope.child(term)
+            found.extend((var, "aggregate") for var in _first_uses(child, child.outer))
+        else:
+            inner = "functor" if isinstance(term, Functor) else context
+            for sub in _children(term):
+                visit(sub, inner)
+
+    for result in scope.results:
+        visit(result, "head" if scope.aggregate is None else "target")
+    for lit in scope.literals:
+        if isinstance(lit, Atom):
+            for arg in lit.args:
+                visit(arg, None if isinstance(arg, Variable) else "expression")
+        else:
+            context = {Negation: "negation", Comparison: "comparison", StringTest: "test"}[type(lit)]
+            for arg in literal_terms(lit):
+                visit(arg, context)
+    found.sort(key=lambda item: (item[0].span.line, item[0].span.column))
+    return found
+
+
+def _children(term: Term) -> tuple[Term, ...]:
+    if isinstance(term, BinaryOp):
+        return (term.left, term.right)
+    if isinstance(term, UnaryOp):
+        return (term.operand,)
+    if isinstance(term, Functor):
+        return term.args
+    return ()
+
+
+def _first_uses(scope: Scope, names) -> list[Variable]:
+    """The first occurrence, anywhere in this scope or deeper, of each of `names`."""
+    first: dict[str, Variable] = {}
+    for var, _ in _occurrences(scope):
+        if var.name in names and var.name not in first:
+            first[var.name] = var
+    return list(first.values())
+
+
+def _needs(term: Term, scope: Scope) -> set[str]:
+    names = set()
+    for sub in subterms(term):
+        if isinstance(sub, Variable):
+            names.add(sub.name)
+        elif isinstance(sub, Aggregate):
+            names |= scope.child(sub).outer
+    return names
+
+
+def _check_scope(scope: Scope, grounded_outside: frozenset[str], source) -> None:
+    grounded = set(scope.outer & grounded_outside)
+    for lit in scope.literals:
+        if isinstance(lit, Atom):
+            grounded.update(a.name for a in lit.args if isinstance(a, Variable))
+    equalities = [lit for lit in scope.literals if isinstance(lit, Comparison) and lit.op == "="]
+    changed = True
+    while changed:
+        changed = False
+        for eq in equalities:
+            for side, other in ((eq.left, eq.right), (eq.right, eq.left)):
+                if isinstance(side, Variable) and side.name not in grounded and _needs(other, scope) <= grounded:
+                    grounded.add(side.name)
+                    changed = True
+
+    unsafe: dict[str, list[tuple[Variable, str]]] = {}
+    for var, context in _occurrences(scope):
+        if var.name in scope.own and var.name not in grounded:
+            unsafe.setdefault(var.name, []).append((var, context))
+    if unsafe:
+        # `x = e` would bind x if e were grounded: x's trouble is e's, so blame e's variables.
+        bound_by_equality = {side.name for eq in equalities for side in (eq.left, eq.right) if isinstance(side, Variable)}
+        roots = {n: uses for n, uses in unsafe.items() if n not in bound_by_equality}
+        raise _unsafe_error(roots or unsafe, source)
+    for child in scope.children.values():
+        _check_scope(child, frozenset(grounded), source)
+
+
+def _unsafe_error(unsafe, source) -> UnsafeVariableError:
+    def pointed(uses):
+        # Point at the use that needs grounding (a head use only says where it is wanted).
+        return next((v for v, c in uses if c not in ("head", "target")), uses[0][0])
+
+    name, uses = min(unsafe.items(), key=lambda item: (pointed(item[1]).span.line, pointed(item[1]).span.column))
+    contexts = list(dict.fromkeys(c for _, c in uses))
+    phrases = [_PHRASES[c] for c in contexts]
+    said = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
+    message = f"variable '{name}' is not grounded: it only occurs {said}, never in a positive body atom"
+    return UnsafeVariableError.at(message, pointed(uses).span, source)
