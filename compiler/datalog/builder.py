@@ -86,7 +86,7 @@ def unescape(quoted: str) -> str:
 
 
 def _present(children):
-    """Children without lark's placeholders for absent optional parts, and without keyword tokens."""
+    """Children without the None that lark puts for an absent optional part."""
     return [c for c in children if c is not None]
 
 

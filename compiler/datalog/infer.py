@@ -116,7 +116,7 @@ class Inference:
         self.classes: dict[int, _Class] = {}
         self.relations: dict[str, RelationShape] = {}
         self._terms: dict[Rule, list[tuple[Term, int]]] = {}
-        self._vars: dict[tuple[int, str], int] = {}
+        self._vars: dict[tuple[Scope, str], int] = {}  # of the rule being inferred
         self._recorded: list[tuple[Term, int]] | None = None
 
     # ---- union-find ----
@@ -195,6 +195,7 @@ class Inference:
 
     def rule(self, rule: Rule) -> None:
         self._recorded = self._terms.setdefault(rule, [])
+        self._vars = {}  # a variable means nothing outside its rule
         scope = rule_scope(rule.heads, rule.body)
         for head in rule.heads:
             self._atom(head, scope)
@@ -237,7 +238,7 @@ class Inference:
 
     def _term(self, term: Term, scope: Scope | None) -> int:
         if isinstance(term, Variable):
-            key = (id(scope.owner(term.name)), term.name)
+            key = (scope.owner(term.name), term.name)
             if key not in self._vars:
                 self._vars[key] = self.new(ANY)
             return self._vars[key]

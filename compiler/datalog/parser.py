@@ -13,7 +13,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from lark import Lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedInput, UnexpectedToken, VisitError
 from lark.lexer import PatternStr
 
 from compiler.datalog.ast import Program
@@ -30,7 +30,7 @@ _WORDS = {
     "TYPE": "'.type'",
     "NUMBER_TYPE": "'.number_type'",
     "SYMBOL_TYPE": "'.symbol_type'",
-    "IO_KIND": "'.input'",
+    "IO_KIND": "'.input' '.output'",
     "HINT": "a qualifier such as 'btree'",
     "$END": "end of input",
     "UNSUPPORTED_DIRECTIVE": None,  # recognised only to reject it; never suggest it
@@ -113,12 +113,16 @@ def _describe_expected(names, parser: Lark) -> str:
     return "one of " + " ".join(tokens) + (" or " + spoken if words else "")
 
 
-def _describe_found(token) -> str:
+def _describe_found(token, text: str, parser: Lark) -> str:
     if token.type == "IDENT":
         return f"identifier '{token.value}'"
     if token.type in _FOUND:  # literals show as written: number 12, string "a"
         return f"{_FOUND[token.type]} {token.value}"
-    return f"'{token.value}'"
+    # The contextual lexer only tries tokens the parser could take, so where `:-` is
+    # out of place it reads `:`; say what the text has, the longest literal there.
+    here = text[token.start_pos :]
+    literals = (t.pattern.value for t in parser.terminals if isinstance(t.pattern, PatternStr))
+    return "'" + max((lit for lit in literals if here.startswith(lit)), key=len, default=token.value) + "'"
 
 
 def _end_position(text: str) -> tuple[int, int]:
@@ -140,7 +144,7 @@ def _parse_error(exc: UnexpectedInput, source: Source, parser: Lark) -> ParseErr
             found = "end of input"
         else:
             line, column = token.line, token.column
-            found = _describe_found(token)
+            found = _describe_found(token, source.text, parser)
         # `accepts` replays the parser on each candidate; `expected` holds LALR's merged
         # lookaheads, which include tokens that cannot actually come next.
         expected = exc.accepts or exc.expected

@@ -1,0 +1,197 @@
+"""Compile errors of the Datalog front end: class, line, column and message of each."""
+
+import pickle
+
+import pytest
+
+import compiler
+from compiler import check_datalog, parse_datalog
+from compiler.errors import (
+    ArityError,
+    CompileError,
+    DeclarationError,
+    ParseError,
+    StratificationError,
+    TypeMismatchError,
+    UnknownRelationError,
+    UnsafeVariableError,
+    UnsupportedError,
+)
+
+
+def error_of(text, source_name="<string>"):
+    with pytest.raises(CompileError) as info:
+        check_datalog(text, source_name)
+    return info.value
+
+
+def test_str_is_file_line_column_class_message_source_line_and_caret():
+    err = error_of("edge(1, 2).\npath(x, y) :- edge(x y).\n", "graph.dl")
+    assert (err.source_name, err.line, err.column) == ("graph.dl", 2, 22)
+    assert err.source_line == "path(x, y) :- edge(x y)."
+    assert str(err) == (
+        "graph.dl:2:22: ParseError: expected one of ')' ',' or an operator but found identifier 'y'\n"
+        "  path(x, y) :- edge(x y).\n"
+        "                       ^"
+    )
+
+
+def test_caret_keeps_tabs_so_it_lines_up():
+    err = error_of("\tp(x) :- q(x),\t!r(y).")
+    assert str(err).splitlines()[-1] == "  \t" + " " * 13 + "\t" + "   ^"
+    assert (err.line, err.column) == (1, 19)
+
+
+def test_every_error_class_is_a_compile_error_exported_by_the_package():
+    for cls in (ParseError, ArityError, UnsafeVariableError, TypeMismatchError, StratificationError,
+                UnknownRelationError, DeclarationError, UnsupportedError):  # fmt: skip
+        assert issubclass(cls, CompileError)
+        assert getattr(compiler, cls.__name__) is cls
+
+
+def test_errors_survive_pickling_with_their_position():
+    err = error_of("a(x) :- b(x).\na(x, y) :- b(x), b(y).")
+    copy = pickle.loads(pickle.dumps(err))
+    assert type(copy) is ArityError and str(copy) == str(err)
+
+
+# ---- parse errors ---------------------------------------------------------------
+
+PARSE_ERRORS = [
+    # LALR reduces `x` before it sees the `:-`, so operators are no longer on offer there.
+    ("a(x :- b(x).", 1, 5, "expected one of ')' ',' but found ':-'"),
+    ("a(x) :- b(x)", 1, 13, "expected one of ',' '.' ';' but found end of input"),
+    ("a(x) :- b(x)\nc(x) :- d(x).", 2, 1, "expected one of ',' '.' ';' but found identifier 'c'"),
+    ("a(x) :- .", 1, 9, "expected one of '!' 'contains' 'match' 'not' or a term but found '.'"),
+    ("a(x) :- b(x), x < .", 1, 19, "expected a term but found '.'"),
+    ("a(x) :- b(x), x < 1 < 2.", 1, 21, "expected one of ',' '.' ';' but found '<'"),
+    ("a(x) :- b(x), 1x.", 1, 16, "expected an operator or a comparison operator but found identifier 'x'"),
+    ("a(x) :- b(x) & c(x).", 1, 14, "unexpected character '&'"),
+    ('a("x) :- b(x).', 1, 3, "unterminated string (strings end with '\"' on the same line)"),
+    ("a(1).\n/* open", 2, 1, "unterminated comment ('/*' without '*/')"),
+    (".decl", 1, 6, "expected an identifier but found end of input"),
+    (".decl r(x: number) foo", 1, 23, "expected '(' but found end of input"),  # `foo` starts a clause
+    (".decl r(x number)", 1, 11, "expected one of ')' ',' ':' but found identifier 'number'"),
+    (".output a(x=)", 1, 13, "expected a float, a number, a string, an identifier or an unsigned number but found ')'"),
+    ("a(count).", 1, 8, "expected ':' but found ')'"),
+    ("a(x) :- b(x), x = count { b(y) }.", 1, 25, "expected ':' but found '{'"),
+    # As in Soufflé, min with one argument is an aggregate, `min (x) : ...`, not a functor.
+    ("r(x) :- q(x), x = min(x).", 1, 25, "expected ':' but found '.'"),
+    ("r(x) :- q(x), x = strlen x.", 1, 26, "expected '(' but found identifier 'x'"),
+]
+
+
+@pytest.mark.parametrize("text, line, column, message", PARSE_ERRORS)
+def test_parse_errors(text, line, column, message):
+    with pytest.raises(ParseError) as info:
+        parse_datalog(text)
+    err = info.value
+    assert (err.line, err.column, err.message) == (line, column, message)
+
+
+# ---- everything else ---------------------------------------------------------------
+
+ERRORS = [
+    # arity
+    (ArityError, "r(x) :- b(x, y), c(x).\nr(x) :- b(x).", 2, 9,
+     "'b' is used with 1 argument here, but has 2 arguments in its first use (line 1, column 9)"),
+    (ArityError, ".decl b(x: number)\nr(x) :- b(x, 1).", 2, 9,
+     "'b' is used with 2 arguments here, but has 1 argument in its declaration (line 1, column 1)"),
+    (ArityError, "e(1, 2).\ne(3).", 2, 1,
+     "'e' is used with 1 argument here, but has 2 arguments in its first use (line 1, column 1)"),
+    (ArityError, "r(n) :- q(s), n = substr(s, 1).", 1, 19, "substr takes 3 arguments, but is given 2"),
+    (ArityError, "r(n) :- q(s), n = strlen(s, s).", 1, 19, "strlen takes 1 argument, but is given 2"),
+    (ArityError, "r(n) :- q(n), n = cat().", 1, 19, "cat needs at least 1 argument"),
+    # unsafe variables and wildcards
+    (UnsafeVariableError, "a(x) :- b(y).", 1, 3,
+     "variable 'x' is not grounded: it only occurs in the head, never in a positive body atom"),
+    (UnsafeVariableError, "a(x).", 1, 3,
+     "variable 'x' is not grounded: it only occurs in the head, never in a positive body atom"),
+    (UnsafeVariableError, "a(x) :- b(x), !c(x, y).", 1, 21,
+     "variable 'y' is not grounded: it only occurs under negation, never in a positive body atom"),
+    (UnsafeVariableError, "a(x) :- !b(x).", 1, 12,
+     "variable 'x' is not grounded: it only occurs in the head and under negation, never in a positive body atom"),
+    (UnsafeVariableError, "a(x) :- b(x), y < x.", 1, 15,
+     "variable 'y' is not grounded: it only occurs in a comparison, never in a positive body atom"),
+    (UnsafeVariableError, "a(x) :- b(x), c(x + y).", 1, 21,
+     "variable 'y' is not grounded: it only occurs in an argument expression, never in a positive body atom"),
+    (UnsafeVariableError, "a(x) :- b(x), x = strlen(s).", 1, 26,
+     "variable 's' is not grounded: it only occurs in a functor argument, never in a positive body atom"),
+    (UnsafeVariableError, 'a(x) :- b(x), contains("a", s).', 1, 29,
+     "variable 's' is not grounded: it only occurs in a contains/match test, never in a positive body atom"),
+    (UnsafeVariableError, "a(x, n) :- n = count : { b(x, _) }.", 1, 28,
+     "variable 'x' is not grounded: it only occurs in the head and inside an aggregate, never in a positive body atom"),
+    (UnsafeVariableError, "a(n) :- n = sum y : { b(x) }.", 1, 17,
+     "variable 'y' is not grounded: it only occurs in the aggregate's target, never in a positive body atom"),
+    (UnsafeVariableError, "a(n) :- c(y), n = count : { b(x), !d(x, z) }.", 1, 41,
+     "variable 'z' is not grounded: it only occurs under negation, never in a positive body atom"),
+    (UnsafeVariableError, "a(x, y) :- b(x), y = z + 1.", 1, 22,
+     "variable 'z' is not grounded: it only occurs in a comparison, never in a positive body atom"),
+    (UnsafeVariableError, "a(_) :- b(x).", 1, 3, "'_' is not allowed in the head"),
+    (UnsafeVariableError, "a(x) :- b(x), x != _.", 1, 20, "'_' is not allowed in a comparison"),
+    (UnsafeVariableError, "a(x) :- b(x), c(_ + 1).", 1, 17, "'_' is not allowed in an expression"),
+    (UnsafeVariableError, "a(x) :- b(x), match(_, x).", 1, 21, "'_' is not allowed in match(...)"),
+    (UnsafeVariableError, "a(n) :- n = sum _ : b(_).", 1, 17, "'_' is not allowed in an aggregate's target"),
+    # types
+    (TypeMismatchError, 'edge("a", 2).\nedge(1, 2).', 2, 6,
+     "1 is numeric, but argument 1 of 'edge' is a symbol (from line 1, column 6)"),
+    (TypeMismatchError, ".decl b(x: number)\nr(x) :- b(x), strlen(x) = 3.", 2, 22,
+     "variable 'x' is a number (declared at line 1, column 9), but argument 1 of strlen must be a symbol"
+     " (from line 2, column 15)"),
+    (TypeMismatchError, 'a(x) :- b(x), x < "s".', 1, 19,
+     "\"s\" is a symbol, but variable 'x' must be numeric (from line 1, column 15)"),
+    (TypeMismatchError, "a(x) :- b(x), x = 1u, x = 1.5.", 1, 27,
+     "1.5 is a float, but variable 'x' is an unsigned (from line 1, column 19)"),
+    (TypeMismatchError, "a(x) :- b(x), y = x band 1.5.", 1, 26,
+     "1.5 is a float, but variable 'x' must be an integer (number or unsigned) (from line 1, column 19)"),
+    (TypeMismatchError, 'p(x) :- q(x), r(s), s = cat(x, "!"), x > 0.', 1, 38,
+     "variable 'x' is a symbol (from line 1, column 25), but an operand of '>' must be numeric"),
+    (TypeMismatchError, ".decl name(n: number, s: symbol)\nbad(s) :- name(s, _).\nbad(n) :- name(_, n).", 3, 19,
+     "variable 'n' is a number (declared at line 1, column 12), but argument 2 of 'name' is a symbol"
+     " (declared at line 1, column 23)"),
+    (TypeMismatchError, ".decl d(a: number, b: symbol) min(b)", 1, 31,
+     "min(b) needs a numeric column, but 'b' is a symbol"),
+    (TypeMismatchError, '.decl d(a: number, b) max(b)\nd(1, "x").', 2, 6,
+     "\"x\" is a symbol, but argument 2 of 'd' must be numeric (declared at line 1, column 23)"),
+    # stratification
+    (StratificationError, "win(x) :- move(x, y), !win(y).", 1, 24,
+     "cannot stratify: negation of 'win' inside its own recursion: win -> !win"),
+    (StratificationError, "a(x) :- b(x), !c(x).\nc(x) :- d(x), a(x).", 1, 16,
+     "cannot stratify: negation of 'c' inside its own recursion: a -> !c -> a"),
+    (StratificationError, "total(n) :- n = count : total(_).", 1, 25,
+     "cannot stratify: count over 'total' inside its own recursion: total -> count(total)"
+     " (only min and max may aggregate recursively)"),
+    (StratificationError, "p(x) :- q(x).\nq(x) :- r(x).\nr(x) :- p(x), s(x, n), n = sum y : { p(y) }.", 3, 38,
+     "cannot stratify: sum over 'p' inside its own recursion: r -> sum(p) -> q -> r"
+     " (only min and max may aggregate recursively)"),
+    (StratificationError, "p(x) :- e(x).\np(m) :- m = min y : { p(y), !p(y + 1) }.", 2, 30,
+     "cannot stratify: negation of 'p' inside its own recursion: p -> !p"),
+    # declarations and relations
+    (DeclarationError, ".decl a(x: number)\n.decl a(y: number)", 2, 1,
+     "relation 'a' is declared twice (first at line 1, column 1)"),
+    (DeclarationError, ".decl a(x: number, x: symbol)", 1, 20, "relation 'a' has two columns named 'x'"),
+    (DeclarationError, ".decl d(a: number, b: foo)", 1, 20,
+     "unknown type 'foo' (base types are number, unsigned, float, symbol, or define it with .type)"),
+    (DeclarationError, ".decl d(a: number, b: symbol) min(c)", 1, 31, "min(c): relation 'd' has no column 'c'"),
+    (DeclarationError, ".type A = B\n.type B = A", 1, 1, "type 'A' is defined in terms of itself: A -> B -> A"),
+    (DeclarationError, ".type T = number | symbol", 1, 1, "union type 'T' mixes number and symbol"),
+    (DeclarationError, ".type T = Missing", 1, 1, "unknown type 'Missing' in the definition of 'T'"),
+    (DeclarationError, ".type T = number\n.type T <: symbol", 2, 1, "type 'T' is defined twice"),
+    (DeclarationError, ".decl r(x: number) min(x) max(x)", 1, 27, "relation 'r' has more than one min/max qualifier"),
+    (DeclarationError, ".input e(a=1, a=2)\ne(1).", 1, 15, "option 'a' given twice"),
+    (DeclarationError, "e(1).\n.output e\n.output e", 3, 9, "relation 'e' has two .output directives"),
+    (UnknownRelationError, "e(1).\n.output f", 2, 9, "'.output f' names a relation that is never declared or used"),
+    # valid Soufflé we do not support
+    (UnsupportedError, ".decl r(x: number, y: number) eqrel", 1, 31, "equivalence relations (eqrel) are not supported"),
+    (UnsupportedError, "e(1).\n.printsize e", 2, 1, "directive '.printsize' is not supported"),
+    (UnsupportedError, "a(n) :- n = count : { b(x) ; c(x) }.", 1, 13,
+     "a disjunction (';', or '!' over a conjunction) inside a count aggregate is not supported"),
+]
+
+
+@pytest.mark.parametrize("cls, text, line, column, message", ERRORS, ids=[f"{e[0].__name__}-{i}" for i, e in enumerate(ERRORS)])
+def test_errors(cls, text, line, column, message):
+    err = error_of(text)
+    assert type(err) is cls
+    assert (err.line, err.column, err.message) == (line, column, message)
+    assert err.source_line == text.splitlines()[line - 1]
