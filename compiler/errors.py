@@ -72,7 +72,7 @@ class CompileError(Exception):
         if self.line is not None:
             where += f":{self.line}:{self.column}"
         text = f"{where}: {type(self).__name__}: {self.message}"
-        if self.source_line is not None and self.column is not None:
+        if self.source_line is not None and self.column is not None and self.column >= 1:
             # Keep tabs so the caret lines up under tab-indented source.
             pad = "".join("\t" if ch == "\t" else " " for ch in self.source_line[: self.column - 1])
             text += f"\n  {self.source_line}\n  {pad}^"

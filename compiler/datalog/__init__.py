@@ -1,9 +1,10 @@
 """The Datalog front end: Soufflé-style text to a checked program.
 
-`parse_datalog` turns text into an AST (compiler.datalog.ast); `check`
-infers arities and column types, checks safety and stratifies, giving a
-CheckedProgram; `check_datalog` does both. Lowering to a logical plan starts
-from a CheckedProgram.
+`parse_datalog` turns text into an AST (compiler.datalog.ast: parser,
+builder, dnf); `check` infers arities and column types (infer, scope),
+checks safety (safety) and stratifies (stratify), giving a CheckedProgram
+(checks); `check_datalog` does both. Lowering to a logical plan starts from a
+CheckedProgram.
 """
 
 from compiler.datalog.checks import CheckedProgram, RelationInfo, check, check_datalog

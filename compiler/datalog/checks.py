@@ -52,6 +52,8 @@ class RelationInfo:
 @dataclass(frozen=True)
 class CheckedProgram:
     relations: dict[str, RelationInfo] = field(hash=False)
+    # Values as written: an integer literal in a float or unsigned column is that
+    # column's type (see RelationInfo.types), as in Soufflé.
     facts: tuple[Fact, ...]
     rules: tuple[Rule, ...]  # disjunction-free, and each with exactly one head
     strata: tuple[Stratum, ...]  # dependency order
@@ -67,6 +69,7 @@ def check_datalog(text: str, source_name: str = "<string>") -> CheckedProgram:
 
 
 def check(program: Program) -> CheckedProgram:
+    """Infer, check and stratify a parsed program; raise the first CompileError found."""
     source = program.source
     type_names = _resolve_type_names(program.types, source)
     decls = _index_decls(program.decls, source)
