@@ -118,7 +118,7 @@ class Collection:
 
     def map_columns(self, fn: Callable, types=None, arity=None) -> "Collection":
         out = self.types if types is None and arity is None else normalize_types(types, arity)
-        return self._unary(map_columns(fn), "map_columns", out)
+        return self._unary(map_columns(fn, len(out)), "map_columns", out)
 
     def filter(self, predicate: Callable) -> "Collection":
         return self._unary(filter_rows(predicate, self.dataflow.codec, self.types), "filter", is_set=self.is_set)

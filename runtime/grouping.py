@@ -12,9 +12,20 @@ import numpy as np
 
 from runtime.batch import INT
 from runtime.times import Antichain, Lattice
-from runtime.trace.batch import expand_ranges
 
 _NO = np.zeros(0, dtype=np.intp)
+
+
+def expand_ranges(lo: np.ndarray, hi: np.ndarray):
+    """For ranges [lo[i], hi[i]): (i repeated per element, element positions)."""
+    counts = hi - lo
+    total = int(counts.sum())
+    owner = np.repeat(np.arange(len(lo)), counts)
+    if total == 0:
+        return owner, owner
+    starts = np.cumsum(counts) - counts
+    pos = np.arange(total) - np.repeat(starts - lo, counts)
+    return owner, pos
 
 
 def sort_rows(first: np.ndarray, rows: np.ndarray) -> np.ndarray:

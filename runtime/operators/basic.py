@@ -62,13 +62,13 @@ def feedback_times(batch: Batch) -> Batch:
     return batch.with_time(time)
 
 
-def map_columns(fn):
+def map_columns(fn, arity: int):
     """Batch function applying a vectorised column function to the data."""
 
     def apply(batch: Batch) -> Batch:
         data = np.asarray(fn(batch.data), dtype=np.int64)
-        if data.ndim != 2 or data.shape[1] != len(batch):
-            raise ValueError(f"column function returned shape {data.shape}, expected (arity, {len(batch)})")
+        if data.shape != (arity, len(batch)):
+            raise ValueError(f"column function returned shape {data.shape}, expected ({arity}, {len(batch)})")
         return batch.with_data(data)
 
     return apply

@@ -24,8 +24,7 @@ def _encoder(codec: Codec, types, what: str):
         try:
             return codec.encode_rows(rows, out_types)
         except (TypeError, ValueError) as e:
-            hint = "" if types is not None else " (pass types=... for non-integer outputs)"
-            raise TypeError(f"{what}: {e}{hint}") from None
+            raise TypeError(f"{what}: {e} (the output columns are {out_types}; declare others with types=...)") from None
 
     return encode
 

@@ -9,7 +9,7 @@ and the trace compacts (advance_by, then consolidation) to the meet of those
 frontiers whenever it merges batches.
 """
 
-from runtime.trace.batch import ArrangedBatch, expand_ranges
+from runtime.trace.batch import ArrangedBatch
 from runtime.trace.spine import Trace, TraceHandle
 
-__all__ = ["ArrangedBatch", "Trace", "TraceHandle", "expand_ranges"]
+__all__ = ["ArrangedBatch", "Trace", "TraceHandle"]

@@ -11,19 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.batch import INT, Batch, group_sorted, hash_rows, key_hash
+from runtime.batch import INT, Batch, key_hash
+from runtime.grouping import expand_ranges, run_starts, sort_rows
 
 
-def expand_ranges(lo: np.ndarray, hi: np.ndarray):
-    """For ranges [lo[i], hi[i]): (i repeated per element, element positions)."""
-    counts = hi - lo
-    total = int(counts.sum())
-    owner = np.repeat(np.arange(len(lo)), counts)
-    if total == 0:
-        return owner, owner
-    starts = np.cumsum(counts) - counts
-    pos = np.arange(total) - np.repeat(starts - lo, counts)
-    return owner, pos
+_NONE = np.zeros(0, dtype=np.intp)
 
 
 class ArrangedBatch:
@@ -57,7 +49,16 @@ class ArrangedBatch:
             keep = diff != 0
             return ArrangedBatch(keyhash[keep], key[:, keep], val[:, keep], time[:, keep], diff[keep])
         rows = np.concatenate([key, val, time], axis=0)
-        order, starts = group_sorted(keyhash, hash_rows(rows), rows)
+        order = sort_rows(keyhash, rows)
+        starts = run_starts(keyhash[order], rows[:, order])
+        if len(starts) == n:
+            index = order
+            summed = diff[order]
+            keep = summed != 0
+            if keep.all():
+                return ArrangedBatch(keyhash[index], key[:, index], val[:, index], time[:, index], summed)
+            index, summed = index[keep], summed[keep]
+            return ArrangedBatch(keyhash[index], key[:, index], val[:, index], time[:, index], summed)
         summed = np.add.reduceat(diff[order], starts)
         keep = summed != 0
         index = order[starts[keep]]
@@ -89,13 +90,18 @@ class ArrangedBatch:
 
     def lookup(self, probe_hash: np.ndarray, probe_key: np.ndarray):
         """Pairs (probe index, position here) of updates whose key equals the probe's."""
-        if len(self.diff) == 0 or len(probe_hash) == 0:
-            e = np.zeros(0, dtype=np.intp)
-            return e, e
-        lo = np.searchsorted(self.keyhash, probe_hash, "left")
-        hi = np.searchsorted(self.keyhash, probe_hash, "right")
-        owner, pos = expand_ranges(lo, hi)
-        if probe_key.shape[0] > 1 and len(pos):
+        keyhash = self.keyhash
+        lo = np.searchsorted(keyhash, probe_hash, "left")
+        hi = np.searchsorted(keyhash, probe_hash, "right")
+        counts = hi - lo
+        if not counts.any():
+            return _NONE, _NONE
+        if counts.max() == 1:
+            owner = np.flatnonzero(counts)
+            pos = lo[owner]
+        else:
+            owner, pos = expand_ranges(lo, hi)
+        if probe_key.shape[0] > 1:
             same = np.all(probe_key[:, owner] == self.key[:, pos], axis=0)
             if not same.all():
                 owner, pos = owner[same], pos[same]

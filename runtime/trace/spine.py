@@ -18,6 +18,7 @@ from runtime.trace.batch import ArrangedBatch
 # Batches smaller than this merge unconditionally: tiny batches cost a numpy
 # call per lookup, and merging them is cheap.
 _SMALL = 64
+_NONE = np.zeros(0, dtype=np.intp)
 
 
 class TraceHandle:
@@ -93,14 +94,15 @@ class Trace:
     def lookup(self, probe_hash: np.ndarray, probe_key: np.ndarray):
         """All updates whose key equals a probe key: (probe index, key, val, time, diff)."""
         owners, parts = [], []
+        if not len(probe_hash):
+            return _NONE, ArrangedBatch.empty(self.key_arity, self.val_arity, self.lattice.depth)
         for b in self.batches:
             owner, pos = b.lookup(probe_hash, probe_key)
             if len(pos):
                 owners.append(owner)
                 parts.append(b.take(pos))
         if not parts:
-            e = np.zeros(0, dtype=np.intp)
-            return e, ArrangedBatch.empty(self.key_arity, self.val_arity, self.lattice.depth)
+            return _NONE, ArrangedBatch.empty(self.key_arity, self.val_arity, self.lattice.depth)
         if len(parts) == 1:
             return owners[0], parts[0]
         return np.concatenate(owners), ArrangedBatch(

@@ -1,0 +1,52 @@
+"""Batches consolidate exactly, even when row hashes collide."""
+
+from collections import Counter
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+import runtime.batch as batch_module
+from runtime.batch import Batch
+from runtime.symbols import decode_floats, encode_floats
+
+rows = st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3), st.integers(0, 2), st.integers(-2, 2)), max_size=40)
+
+
+def to_batch(rs):
+    arr = np.array(rs, dtype=np.int64).reshape(-1, 4).T
+    return Batch(arr[:2].copy(), arr[2:3].copy(), arr[3].copy())
+
+
+def as_counter(b):
+    c = Counter()
+    for (x, y), t, d in zip(b.data.T.tolist(), b.time[0].tolist(), b.diff.tolist()):
+        c[(x, y, t)] += d
+    return Counter({k: v for k, v in c.items() if v})
+
+
+@given(rows)
+def test_consolidate_sums_identical_updates(rs):
+    b = to_batch(rs).consolidate()
+    assert as_counter(b) == as_counter(to_batch(rs))
+    assert len(b) == len(as_counter(b))  # one update per (row, time), none zero
+
+
+@given(rows)
+def test_consolidate_is_exact_under_hash_collisions(rs):
+    original = batch_module.hash_rows
+    batch_module.hash_rows = lambda *blocks: np.zeros(blocks[0].shape[1], dtype=np.int64)
+    try:
+        b = to_batch(rs).consolidate()
+    finally:
+        batch_module.hash_rows = original
+    assert as_counter(b) == as_counter(to_batch(rs))
+    assert len(b) == len(as_counter(b))
+
+
+@given(st.lists(st.floats(allow_nan=False), min_size=2, max_size=20))
+def test_float_encoding_preserves_order_and_value(xs):
+    codes = encode_floats(np.array(xs))
+    assert decode_floats(codes).tolist() == xs
+    order = np.argsort(codes, kind="stable")
+    assert [xs[i] for i in order] == sorted(xs) or np.all(np.diff(np.array(xs)[order]) >= 0)
