@@ -1,0 +1,250 @@
+"""The operations of plan expressions: their types and their meaning.
+
+An op is a named function over columns. `result_type(op, arg_types)` is its
+typing rule (PlanError if the arguments do not fit), and `apply(op, ...)` is
+its meaning, vectorised: it takes one *natural* numpy array per argument
+(number: int64, unsigned: uint64, float: float64, symbol: int64 ids of a
+SymbolTable, bool: bool) and returns the natural array of the result.
+Integer arithmetic wraps at 64 bits.
+
+Every op is total, so expressions can be moved, merged and dropped freely.
+Where Soufflé would abort -- integer division or remainder by zero, a
+negative integer exponent, `to_number` of a string that is not an integer,
+`substr` outside the string -- the op returns a placeholder (0, or "") and
+`domain(op, args)` gives the conditions under which the op means something;
+front ends filter on them (compiler.plan.expr.domain), so a rule simply does
+not fire for such a row.
+
+Symbol ops (cat, strlen, substr, to_number, to_string, contains, match) run
+Python code once per *distinct* argument tuple of a batch, then spread the
+results with numpy: a batch of a million rows over a hundred distinct strings
+costs a hundred Python calls.
+
+Both the lowering (compiler.lowering.columns) and constant folding
+(compiler.plan.rewrites.fold) evaluate ops through `apply`, so there is one
+definition of what each op means.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import numpy as np
+
+from compiler.plan.errors import PlanError
+
+NUMBER, UNSIGNED, FLOAT, SYMBOL, BOOL = "number", "unsigned", "float", "symbol", "bool"
+COLUMN_TYPES = (NUMBER, UNSIGNED, FLOAT, SYMBOL)  # types a relation column may have
+NUMERIC = (NUMBER, UNSIGNED, FLOAT)
+INTEGRAL = (NUMBER, UNSIGNED)
+NATURAL_DTYPE = {NUMBER: np.int64, UNSIGNED: np.uint64, FLOAT: np.float64, SYMBOL: np.int64, BOOL: np.bool_}
+
+ARITHMETIC = ("+", "-", "*", "/", "%", "^")
+BITWISE = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
+COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
+STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "match", "is_number")
+# Everything else: "neg", "bnot", "lnot" (unary), "min", "max" (variadic), "and", "or", "not".
+
+
+def result_type(op: str, arg_types: tuple[str, ...]) -> str:
+    """The type of `op` applied to arguments of `arg_types`; PlanError if they do not fit."""
+    n = len(arg_types)
+    first = arg_types[0] if n else None
+    same = n > 0 and all(t == first for t in arg_types)
+    if op in ARITHMETIC and n == 2 and same and first in NUMERIC:
+        return first
+    if op in BITWISE and n == 2 and same and first in INTEGRAL:
+        return first
+    if op == "neg" and n == 1 and first in NUMERIC:
+        return first
+    if op in ("bnot", "lnot") and n == 1 and first in INTEGRAL:
+        return first
+    if op in ("min", "max") and n >= 1 and same and first in NUMERIC:
+        return first
+    if op in ("=", "!=") and n == 2 and same and first in COLUMN_TYPES:
+        return BOOL
+    if op in ("<", "<=", ">", ">=") and n == 2 and same and first in NUMERIC:
+        return BOOL
+    if op in ("and", "or") and n >= 1 and same and first == BOOL:
+        return BOOL
+    if op == "not" and arg_types == (BOOL,):
+        return BOOL
+    if op == "cat" and n >= 1 and same and first == SYMBOL:
+        return SYMBOL
+    fixed = {
+        "strlen": ((SYMBOL,), NUMBER),
+        "substr": ((SYMBOL, NUMBER, NUMBER), SYMBOL),
+        "to_number": ((SYMBOL,), NUMBER),
+        "contains": ((SYMBOL, SYMBOL), BOOL),
+        "match": ((SYMBOL, SYMBOL), BOOL),
+        "is_number": ((SYMBOL,), BOOL),  # whether to_number is defined
+    }
+    if op in fixed and arg_types == fixed[op][0]:
+        return fixed[op][1]
+    if op == "to_string" and n == 1 and first in NUMERIC:
+        return SYMBOL
+    raise PlanError(f"op {op!r} does not apply to ({', '.join(arg_types)})")
+
+
+def apply(op: str, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np.ndarray:
+    """The natural array of `op` over natural arrays; `symbols` interns strings."""
+    if op in STRING_OPS:
+        return _string_op(op, arg_types, args, symbols)
+    t = arg_types[0]
+    with np.errstate(all="ignore"):  # integer wrap-around and float inf/nan are the semantics
+        if op in ("/", "%", "^"):
+            return _guarded_arithmetic(op, t, args[0], args[1])
+        return _total(op, t, args)
+
+
+def _total(op: str, t: str, args: list[np.ndarray]) -> np.ndarray:
+    a = args[0]
+    b = args[1] if len(args) > 1 else None
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "neg":
+        return -a
+    if op == "band":
+        return a & b
+    if op == "bor":
+        return a | b
+    if op == "bxor":
+        return a ^ b
+    if op in ("bshl", "bshr", "bshru"):
+        shift = np.clip(b, 0, 63).astype(a.dtype)
+        if op == "bshl":
+            return a << shift
+        if op == "bshr" or t == UNSIGNED:  # `>>` on int64 is arithmetic, on uint64 logical
+            return a >> shift
+        return (a.view(np.uint64) >> shift.view(np.uint64)).view(np.int64)
+    if op == "bnot":
+        return ~a
+    if op in ("land", "lor", "lxor", "lnot"):
+        x = a != 0
+        y = None if b is None else b != 0
+        out = {"land": lambda: x & y, "lor": lambda: x | y, "lxor": lambda: x ^ y, "lnot": lambda: ~x}[op]()
+        return out.astype(a.dtype)
+    if op == "min":
+        return np.minimum.reduce(args) if len(args) > 1 else a
+    if op == "max":
+        return np.maximum.reduce(args) if len(args) > 1 else a
+    if op in COMPARISONS:
+        return {"=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}[op](a, b)
+    if op == "and":
+        return np.logical_and.reduce(args)
+    if op == "or":
+        return np.logical_or.reduce(args)
+    if op == "not":
+        return ~a
+    raise PlanError(f"unknown op {op!r}")
+
+
+def _guarded_arithmetic(op: str, t: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """/, % and ^; outside their domain integers give 0 (front ends filter those rows out)."""
+    if t == FLOAT:  # IEEE: x / 0 is inf, fmod(x, 0) is nan; defined
+        return {"/": np.divide, "%": np.fmod, "^": np.power}[op](a, b)
+    if op == "^":
+        if t == NUMBER:
+            return np.where(b >= 0, _int_power(a, np.where(b >= 0, b, 0)), 0)
+        return _int_power(a, b)
+    ok = b != 0
+    safe = np.where(ok, b, 1).astype(a.dtype)
+    if t == UNSIGNED:
+        out = a // safe if op == "/" else a % safe
+    elif op == "%":
+        out = np.fmod(a, safe)  # C: the remainder has the sign of the dividend
+    else:
+        out = a // safe  # floor; C truncates toward zero
+        out = out + ((out * safe != a) & ((a < 0) != (safe < 0)))
+    return np.where(ok, out, 0).astype(a.dtype)
+
+
+def _int_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
+    """base ** exponent wrapping at 64 bits, by repeated squaring (numpy's power may raise)."""
+    result = np.ones_like(base)
+    base = base.copy()
+    exponent = exponent.copy()
+    while exponent.size and exponent.max() > 0:
+        odd = (exponent & 1).astype(bool)
+        result = np.where(odd, result * base, result)
+        base = base * base
+        exponent = exponent >> 1
+    return result
+
+
+# ---- symbol ops: Python per distinct argument tuple -------------------------------------
+
+
+@lru_cache(maxsize=256)
+def _regex(pattern: str):
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None
+
+
+_INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
+def _to_number(s: str):
+    """The integer `s` spells (surrounding blanks allowed) if it fits in 64 bits, else None."""
+    value = int(s) if _INTEGER.fullmatch(s) else None
+    return value if value is not None and -(2**63) <= value < 2**63 else None
+
+
+def _number_text(value, t: str) -> str:
+    return repr(float(value)) if t == FLOAT else str(int(value))
+
+
+def _string_op(op: str, arg_types, args, symbols):
+    """Evaluate a symbol op once per distinct argument tuple, then take the results."""
+    n = len(args[0])
+    if n == 0:
+        return np.zeros(0, NATURAL_DTYPE[result_type(op, tuple(arg_types))])
+    if len(args) == 1:
+        uniques, inverse = np.unique(args[0], return_inverse=True)
+        columns = [uniques]
+    else:
+        keys = np.stack([a.view(np.int64) if a.dtype != np.bool_ else a.astype(np.int64) for a in args])
+        uniq, inverse = np.unique(keys, axis=1, return_inverse=True)
+        columns = [uniq[i].view(args[i].dtype) if args[i].dtype != np.bool_ else uniq[i].astype(bool) for i in range(len(args))]
+    inverse = inverse.reshape(-1)
+    decoded = [symbols.strings(c) if t == SYMBOL else c.tolist() for c, t in zip(columns, arg_types)]
+    values = [_string_scalar(op, arg_types, row) for row in zip(*decoded)]
+    out_type = result_type(op, tuple(arg_types))
+    if out_type == SYMBOL:
+        table = np.array([symbols.intern(v) for v in values], dtype=np.int64)
+    else:
+        table = np.array(values, dtype=NATURAL_DTYPE[out_type])
+    return table[inverse]
+
+
+def _string_scalar(op: str, arg_types, row):
+    """One application of a symbol op to Python values (placeholders outside the domain)."""
+    if op == "cat":
+        return "".join(row)
+    if op == "strlen":
+        return len(row[0])
+    if op == "substr":
+        s, start, length = row
+        if start < 0 or length < 0 or start > len(s):
+            return ""
+        return s[start : start + length]
+    if op == "to_number":
+        value = _to_number(row[0])
+        return 0 if value is None else value
+    if op == "is_number":
+        return _to_number(row[0]) is not None
+    if op == "to_string":
+        return _number_text(row[0], arg_types[0])
+    if op == "contains":
+        return row[0] in row[1]
+    if op == "match":
+        regex = _regex(row[0])
+        return regex is not None and regex.fullmatch(row[1]) is not None
+    raise PlanError(f"unknown symbol op {op!r}")
