@@ -1,0 +1,45 @@
+"""The optimizer: a pipeline of small plan rewrites, each keeping the plan's meaning.
+
+As in sqlglot's optimizer, each rewrite is a function `(plan, **options) ->
+plan` that does one thing, and `optimize` runs them in order:
+
+1. fold_constants -- evaluate constant expressions, drop true filters, empty relations;
+2. push_filters   -- move each condition down to the earliest node that can test it,
+                     turning equalities across a cross product into join keys;
+3. order_joins    -- rebuild join clusters left-deep: connected relations first, keys
+                     from shared variables, no cross product when avoidable;
+4. prune_columns  -- carry only columns something reads; narrow what gets indexed;
+5. drop_distincts -- no Distinct where only presence matters or rows are already a set;
+6. fold_constants -- again, for what the moves exposed;
+7. share          -- equal subplans become one node, so each is built (and indexed) once.
+
+Options (keyword arguments of `optimize`, and of `compiler.compile_datalog`):
+`join_order="greedy"` (default) or `"source"` (keep the written atom order).
+"""
+
+from __future__ import annotations
+
+from compiler.plan.program import Plan
+from compiler.plan.rewrites.distinct import drop_distincts
+from compiler.plan.rewrites.fold import fold_constants
+from compiler.plan.rewrites.joins import JOIN_ORDERS, order_joins
+from compiler.plan.rewrites.prune import prune_columns
+from compiler.plan.rewrites.pushdown import push_filters
+from compiler.plan.rewrites.share import share
+
+PIPELINE = (fold_constants, push_filters, order_joins, prune_columns, drop_distincts, fold_constants, share)
+OPTIONS = {"join_order": JOIN_ORDERS}
+
+
+def optimize(plan: Plan, **options) -> Plan:
+    for name, value in options.items():
+        if name not in OPTIONS:
+            raise TypeError(f"unknown planner option {name!r} (known: {', '.join(OPTIONS)})")
+        if value not in OPTIONS[name]:
+            raise ValueError(f"planner option {name}={value!r}: expected one of {OPTIONS[name]}")
+    for rewrite in PIPELINE:
+        plan = rewrite(plan, **options)
+    return plan
+
+
+__all__ = ["optimize", "PIPELINE", "OPTIONS", "fold_constants", "push_filters", "order_joins", "prune_columns", "drop_distincts", "share"]
