@@ -1,0 +1,80 @@
+"""Plan expressions as vectorised functions over the runtime's int64 column blocks.
+
+The runtime stores every value as int64 (compiler.lowering.dataflow maps
+number and unsigned to its "int" columns, float to "float", symbol to
+"str"). A compiled expression takes a block `data` of shape (arity, n) and a
+`layout` saying which row of the block holds each plan column, decodes the
+columns it reads to natural arrays (floats from their order-preserving image,
+unsigned as uint64, symbols stay ids), applies the ops of compiler.plan.ops,
+and the caller encodes results back. Symbol constants are interned in the
+dataflow's table when the function is built, so comparing a column with a
+string constant compares ids.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.symbols import decode_floats, encode_floats
+
+from compiler.plan.expr import Call, Col, Const, Expr
+from compiler.plan.ops import FLOAT, NATURAL_DTYPE, SYMBOL, UNSIGNED, apply
+
+RUNTIME_TYPES = {"number": "int", "unsigned": "int", "float": "float", "symbol": "str"}
+
+
+def runtime_types(types) -> tuple[str, ...]:
+    return tuple(RUNTIME_TYPES[t] for t in types)
+
+
+def decode(column: np.ndarray, t: str) -> np.ndarray:
+    if t == FLOAT:
+        return decode_floats(column)
+    if t == UNSIGNED:
+        return column.view(np.uint64)
+    return column
+
+
+def encode(values: np.ndarray, t: str) -> np.ndarray:
+    if t == FLOAT:
+        return encode_floats(np.asarray(values, dtype=np.float64))
+    if t == UNSIGNED:
+        return np.asarray(values, dtype=np.uint64).view(np.int64)
+    return np.asarray(values, dtype=np.int64)
+
+
+def compile_expr(expr: Expr, layout, symbols):
+    """fn(data) -> the natural array of `expr` for each of the block's n rows."""
+    if isinstance(expr, Col):
+        row, t = layout[expr.index], expr.type
+        return lambda data: decode(data[row], t)
+    if isinstance(expr, Const):
+        value = symbols.intern(expr.value) if expr.type == SYMBOL else expr.value
+        dtype = NATURAL_DTYPE[expr.type]
+        return lambda data: np.full(data.shape[1], value, dtype=dtype)
+    assert isinstance(expr, Call)
+    args = [compile_expr(a, layout, symbols) for a in expr.args]
+    op, types = expr.op, tuple(a.type for a in expr.args)
+    return lambda data: apply(op, types, [f(data) for f in args], symbols)
+
+
+def predicate(expr: Expr, layout, symbols):
+    """fn(data) -> bool mask of the rows where the predicate holds."""
+    fn = compile_expr(expr, layout, symbols)
+    return lambda data: np.asarray(fn(data), dtype=bool)
+
+
+def projection(exprs, layout, symbols):
+    """fn(data) -> the (len(exprs), n) int64 block of the expressions' encoded values."""
+    if all(isinstance(e, Col) for e in exprs):
+        rows = np.array([layout[e.index] for e in exprs], dtype=np.intp)
+        return lambda data: data[rows]
+    fns = [(compile_expr(e, layout, symbols), e.type) for e in exprs]
+
+    def project(data):
+        out = np.empty((len(fns), data.shape[1]), dtype=np.int64)
+        for i, (fn, t) in enumerate(fns):
+            out[i] = encode(fn(data), t)
+        return out
+
+    return project

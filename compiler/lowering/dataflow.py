@@ -1,0 +1,255 @@
+"""An optimized plan as a runtime dataflow.
+
+`build_dataflow(plan)` makes a new `runtime.Dataflow` with one input per plan
+input, lowers every step bottom-up, and captures the relations asked for.
+Each node becomes (at most) one runtime collection, built once: nodes are
+memoized per scope, and the optimizer has already made equal subplans one
+node (compiler.plan.rewrites.share).
+
+Views. A lowered node is a collection plus a *layout*: which of the
+collection's columns holds each plan column. A pure projection is then free
+(a new layout over the same collection), a Join's output keeps the runtime's
+(key, left values, right values) order, and a Filter or computed Project
+reads through the layout. Columns are reordered only where the runtime needs
+a particular order -- key columns first for Join, Antijoin and Aggregate,
+exact columns for Union, Distinct and captures -- and each (node, columns)
+order is built once, so one collection keyed by the same columns is one
+arrangement, however many joins read it.
+
+Fixpoints become one `runtime.iterate` over all their bindings. A binding's
+variable starts from the part of its body that does not depend on the
+fixpoint (the union branches of its non-recursive rules, facts, inputs),
+which is below the answer and saves iterations; the body, evaluated on the
+variables, is the next iteration, and its top Distinct (or min/max) keeps
+each iteration a set. Subplans that do not depend on the fixpoint are built
+outside the loop and entered, so they are computed once, not per iteration.
+
+Values (facts, constant rows) become inputs loaded at time 0 and closed by
+the session at its first commit (`Built.constants`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runtime import Dataflow, iterate
+
+from compiler.lowering.columns import predicate, projection, runtime_types
+from compiler.plan import (
+    Aggregate,
+    Antijoin,
+    Col,
+    Distinct,
+    Filter,
+    Fixpoint,
+    Join,
+    Node,
+    Plan,
+    PlanError,
+    Project,
+    Ref,
+    Scan,
+    Union,
+    Values,
+)
+
+
+@dataclass
+class Built:
+    """A dataflow built from a plan, and the handles a session drives it with."""
+
+    dataflow: Dataflow
+    inputs: dict  # input name -> runtime.InputHandle
+    constants: list  # input handles of Values, loaded at time 0
+    captures: dict = field(default_factory=dict)  # relation name -> runtime.Capture
+
+
+@dataclass
+class View:
+    collection: object  # runtime.Collection
+    layout: tuple[int, ...]  # plan column i is collection column layout[i]
+
+
+class _Context:
+    """Where nodes are being lowered: the root scope, or a fixpoint's loop scope."""
+
+    def __init__(self, parent: "_Context | None" = None, scope=None, variables: dict | None = None):
+        self.parent, self.scope = parent, scope
+        self.variables = variables or {}  # binding name -> loop variable collection
+        self.views: dict[Node, View] = {}
+        self.ordered: dict[tuple, object] = {}  # (node, columns) -> collection with exactly those columns
+
+
+def build_dataflow(plan: Plan, capture=None) -> Built:
+    """The dataflow computing `plan`; captures the named relations (default: every input and binding)."""
+    return _Lowering(plan).build(capture)
+
+
+class _Lowering:
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.df = Dataflow()
+        self.symbols = self.df.symbols
+        self.root = _Context()
+        self.inputs: dict[str, tuple] = {}
+        self.bindings: dict[str, object] = {}  # binding name -> root collection (exact columns)
+        self.constants: list = []
+        self._depends: dict[tuple[int, frozenset], bool] = {}
+
+    def build(self, capture) -> Built:
+        for name, types in self.plan.inputs.items():
+            self.inputs[name] = self.df.new_input(name, runtime_types(types))
+        for step in self.plan.steps:
+            if isinstance(step, Fixpoint):
+                self._fixpoint(step)
+            else:
+                self.bindings[step.name] = self.exact(step.body, self.root)
+        built = Built(self.df, {n: h for n, (h, _) in self.inputs.items()}, self.constants)
+        names = list(self.plan.inputs) + list(self.bindings) if capture is None else capture
+        for name in dict.fromkeys(names):
+            collection = self.bindings[name] if name in self.bindings else self.inputs[name][1]
+            built.captures[name] = collection.capture()
+        return built
+
+    # ---- fixpoints ----
+
+    def _fixpoint(self, step: Fixpoint) -> None:
+        names = frozenset(b.name for b in step.bindings)
+        sources = []
+        for b in step.bindings:
+            seed = self._seed(b.body, names)
+            sources.append(self.exact(seed if seed is not None else Values((), b.types), self.root))
+
+        def body(*variables):
+            context = _Context(self.root, variables[0].scope, dict(zip((b.name for b in step.bindings), variables)))
+            return [self.exact(b.body, context) for b in step.bindings]
+
+        for b, result in zip(step.bindings, iterate(sources, body)):
+            self.bindings[b.name] = result
+
+    def _seed(self, node: Node, names) -> Node | None:
+        """The part of a binding's body that does not read the fixpoint's own bindings."""
+        if not self._reads(node, names):
+            return node
+        if isinstance(node, Union):
+            kept = [c for c in node.inputs if not self._reads(c, names)]
+            return None if not kept else kept[0] if len(kept) == 1 else node.with_children(kept)
+        if isinstance(node, (Distinct, Aggregate, Project, Filter)):
+            inner = self._seed(node.input, names)
+            return None if inner is None else node.with_children([inner])
+        return None
+
+    def _reads(self, node: Node, names: frozenset) -> bool:
+        key = (id(node), names)
+        if key not in self._depends:
+            own = isinstance(node, Ref) and node.name in names
+            self._depends[key] = own or any(self._reads(c, names) for c in node.children())
+        return self._depends[key]
+
+    # ---- nodes ----
+
+    def view(self, node: Node, context: _Context) -> View:
+        if context.parent is not None and not self._reads(node, frozenset(context.variables)):
+            outer = self.view(node, context.parent)  # loop-invariant: build it outside, enter it
+            return View(outer.collection.enter(context.scope), outer.layout)
+        done = context.views.get(node)
+        if done is None:
+            done = context.views[node] = self._lower(node, context)
+        return done
+
+    def ordered(self, node: Node, columns: tuple[int, ...], context: _Context):
+        """A collection with exactly the plan columns `columns` of `node`, in that order."""
+        key = (node, columns)
+        done = context.ordered.get(key)
+        if done is None:
+            v = self.view(node, context)
+            wanted = [v.layout[c] for c in columns]
+            if wanted == list(range(v.collection.arity)):
+                done = v.collection
+            else:
+                fn = projection(tuple(Col(c, node.types[c]) for c in columns), v.layout, self.symbols)
+                done = v.collection.map_columns(fn, types=runtime_types(node.types[c] for c in columns))
+            context.ordered[key] = done
+        return done
+
+    def exact(self, node: Node, context: _Context):
+        return self.ordered(node, tuple(range(node.arity)), context)
+
+    def keyed(self, node: Node, keys: tuple[int, ...], context: _Context):
+        """(collection with the key columns first, then the others; layout of node's columns in it)."""
+        rest = tuple(c for c in range(node.arity) if c not in keys)
+        collection = self.ordered(node, keys + rest, context)
+        layout = {}
+        for i, c in enumerate(keys + rest):
+            layout.setdefault(c, i)
+        return collection, tuple(layout[c] for c in range(node.arity)), len(rest)
+
+    def _lower(self, node: Node, context: _Context) -> View:
+        identity = tuple(range(node.arity))
+        if isinstance(node, Scan):
+            return View(self.inputs[node.name][1], identity)
+        if isinstance(node, Ref):
+            if node.name in context.variables:
+                return View(context.variables[node.name], identity)
+            return View(self.bindings[node.name], identity)
+        if isinstance(node, Values):
+            handle, collection = self.df.new_input(f"values#{len(self.constants)}", runtime_types(node.types))
+            handle.insert(list(node.rows), time=0)
+            self.constants.append(handle)
+            return View(collection, identity)
+        if isinstance(node, Filter):
+            v = self.view(node.input, context)
+            return View(v.collection.filter_columns(predicate(node.predicate, v.layout, self.symbols)), v.layout)
+        if isinstance(node, Project):
+            v = self.view(node.input, context)
+            if all(isinstance(e, Col) for e in node.exprs):
+                return View(v.collection, tuple(v.layout[e.index] for e in node.exprs))
+            fn = projection(node.exprs, v.layout, self.symbols)
+            return View(v.collection.map_columns(fn, types=runtime_types(node.types)), identity)
+        if isinstance(node, Join):
+            return self._join(node, context)
+        if isinstance(node, Antijoin):
+            left, layout, _ = self.keyed(node.left, tuple(a for a, _ in node.keys), context)
+            right = self.ordered(node.right, tuple(b for _, b in node.keys), context)
+            return View(left.antijoin(right, key=len(node.keys)), layout)
+        if isinstance(node, Union):
+            first, *others = [self.exact(c, context) for c in node.inputs]
+            return View(first.concat(*others) if others else first, identity)
+        if isinstance(node, Distinct):
+            return View(self.exact(node.input, context).distinct(), identity)
+        if isinstance(node, Aggregate):
+            return View(self._aggregate(node, context), identity)
+        raise PlanError(f"cannot lower {type(node).__name__}")
+
+    def _join(self, node: Join, context: _Context) -> View:
+        k = len(node.keys)
+        left, left_layout, left_rest = self.keyed(node.left, tuple(a for a, _ in node.keys), context)
+        right, right_layout, _ = self.keyed(node.right, tuple(b for _, b in node.keys), context)
+        joined = left.join(right, key=k)
+        # Runtime rows are (key, left's other columns, right's other columns).
+        shift = left_rest  # right's non-key columns come after left's
+        layout = tuple(left_layout) + tuple(p if p < k else p + shift for p in right_layout)
+        return View(joined, layout)
+
+    def _aggregate(self, node: Aggregate, context: _Context):
+        k = len(node.group)
+        if node.func == "count":
+            return self.ordered(node.input, node.group, context).count(key=k)
+        values = self.ordered(node.input, node.group + (node.arg,), context)
+        arg_type = node.input.types[node.arg]
+        if node.func in ("min", "max"):
+            return getattr(values, node.func)(key=k)
+        if node.func == "sum" and arg_type != "float":
+            return values.sum(key=k)  # int64 arithmetic wraps, as unsigned and number do
+        reducer = _float_sum if node.func == "sum" else _mean
+        return values.reduce(reducer, key=k, types=("float",))
+
+
+def _float_sum(key, values):
+    total = sum(c for _, c in values)
+    return [((sum(v[0] * c for v, c in values),), 1)] if total > 0 else []
+
+
+def _mean(key, values):
+    total = sum(c for _, c in values)
+    return [((sum(v[0] * c for v, c in values) / total,), 1)] if total > 0 else []

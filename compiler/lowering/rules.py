@@ -1,0 +1,296 @@
+"""One Datalog rule body as a plan: atoms joined, then the other literals applied.
+
+A body is translated the simple way, leaving the clever part to the
+optimizer: its positive atoms become a cross product of the atoms' relations
+under one Filter that says which columns must be equal (repeated variables)
+or constant; compiler.plan.rewrites turns that into a join tree. Each
+variable is then a column of the current node (`Body.cols`). The remaining
+literals are applied once the variables they need are bound, in a worklist:
+comparisons and `contains`/`match` become Filters (after a Filter on the
+domain of any partial op, compiler.plan.expr.domain), `x = e` with `x` unbound
+extends the rows with a column for `x` (a Project), and a negated atom
+becomes an Antijoin on its bound arguments (constants filter the negated
+relation; `_` is no key). The head is a Project of its argument expressions.
+
+Aggregates (`count`, `sum e`, `min e`, `max e`, `mean e` over `{ body }`), with
+Soufflé's meaning. Variables of the aggregate body that also occur outside
+are bound from outside: they group the aggregate. The body is translated as
+its own Body, starting from the *demand* -- the distinct outside values of
+those variables -- when the body's own atoms do not bind them all, and is
+aggregated per group; the result joins the outer rows on the group columns,
+adding a column for the aggregate's value. count and sum of an empty group
+are 0 (outer rows without a matching group get 0 by an Antijoin); min, max
+and mean of an empty group have no value, so the outer row fails. count
+counts the body's satisfying assignments (a join of sets, so each
+combination of matching tuples once), and sum adds the target over them.
+"""
+
+from __future__ import annotations
+
+from compiler.datalog.ast import (
+    CONSTANTS,
+    Aggregate as AggregateTerm,
+    Atom,
+    BinaryOp,
+    Comparison,
+    Float,
+    Functor,
+    Negation,
+    Number,
+    String,
+    StringTest,
+    Term,
+    UnaryOp,
+    Unsigned,
+    Variable,
+    Wildcard,
+    subterms,
+)
+from compiler.datalog.scope import Scope
+from compiler.plan import (
+    Aggregate,
+    Antijoin,
+    Call,
+    Col,
+    Const,
+    Distinct,
+    Filter,
+    Join,
+    Node,
+    PlanError,
+    Project,
+    Union,
+    Values,
+    conjoin,
+)
+from compiler.plan.expr import domain
+
+_UNARY = {"-": "neg", "bnot": "bnot", "lnot": "lnot"}
+_LITERAL_TYPES = {Number: "number", Unsigned: "unsigned", Float: "float", String: "symbol"}
+
+
+def constant(value, column_type: str) -> Const:
+    """A literal's value as a constant of `column_type` (an integer literal may be a float)."""
+    if column_type == "float":
+        return Const(float(value), "float")
+    if column_type in ("number", "unsigned"):
+        return Const(int(value), column_type)
+    return Const(str(value), column_type)
+
+
+class Body:
+    """The rows of a (partly translated) body: `node`, with variable name -> column in `cols`."""
+
+    def __init__(self, rule: "RuleContext", scope: Scope, node: Node, cols: dict[str, int]):
+        self.rule, self.scope = rule, scope
+        self.node, self.cols = node, cols
+        self.aggregates: dict[int, int] = {}  # id(aggregate term) -> column of its value
+
+    # ---- building ----
+
+    def guard(self, expr):
+        """Keep only rows where `expr` is defined (no integer division by zero, ...); returns expr."""
+        conditions = domain(expr)
+        if conditions:
+            self.node = Filter(self.node, conjoin(conditions), span=self.node.span)
+        return expr
+
+    def extend(self, expr) -> int:
+        """Add a column computed by `expr`; returns its index."""
+        self.guard(expr)
+        n = self.node
+        self.node = Project(n, tuple(Col(i, t) for i, t in enumerate(n.types)) + (expr,), span=n.span)
+        return n.arity
+
+    def filter(self, predicate, span) -> None:
+        self.guard(predicate)
+        self.node = Filter(self.node, predicate, span=span)
+
+    # ---- terms ----
+
+    def ready(self, term: Term) -> bool:
+        """Whether `term` can be computed now: its variables are bound, and so are its aggregates' groups."""
+        for sub in subterms(term):
+            if isinstance(sub, Variable) and sub.name not in self.cols:
+                return False
+            if isinstance(sub, Wildcard):
+                return False
+            if isinstance(sub, AggregateTerm) and id(sub) not in self.aggregates:
+                if not all(name in self.cols for name in self.scope.child(sub).outer):
+                    return False
+        return True
+
+    def expr(self, term: Term):
+        """The expression computing `term` over the current columns (aggregates are joined in first)."""
+        if isinstance(term, Variable):
+            i = self.cols[term.name]
+            return Col(i, self.node.types[i])
+        if isinstance(term, CONSTANTS):
+            return constant(term.value, self.rule.type_of(term))
+        if isinstance(term, BinaryOp):
+            return Call(term.op, (self.expr(term.left), self.expr(term.right)))
+        if isinstance(term, UnaryOp):
+            return Call(_UNARY[term.op], (self.expr(term.operand),))
+        if isinstance(term, Functor):
+            return Call(term.name, tuple(self.expr(a) for a in term.args))
+        if isinstance(term, AggregateTerm):
+            if id(term) not in self.aggregates:
+                self.aggregates[id(term)] = self.rule.join_aggregate(self, term)
+            i = self.aggregates[id(term)]
+            return Col(i, self.node.types[i])
+        raise PlanError(f"cannot translate term {term!r}")
+
+
+class RuleContext:
+    """Translates the bodies of one rule (and of the aggregates inside it)."""
+
+    def __init__(self, relation_node, term_types: dict, span):
+        self.relation_node = relation_node  # relation name -> plan node of its rows (a set)
+        self.term_types = term_types
+        self.span = span
+
+    def type_of(self, term: Term) -> str:
+        t = self.term_types.get(term)
+        return t if t is not None else _LITERAL_TYPES[type(term)]
+
+    # ---- bodies ----
+
+    def body(self, literals, scope: Scope, start: Body | None = None) -> Body:
+        """Translate a conjunctive body; `start` (the demand of an aggregate) joins in first."""
+        atoms = [lit for lit in literals if isinstance(lit, Atom)]
+        node, cols, conditions, pending = None, {}, [], []
+        if start is not None:
+            node, cols = start.node, dict(start.cols)
+        for atom in atoms:
+            leaf = self.relation_node(atom.relation, atom.span)
+            offset = 0 if node is None else node.arity
+            node = leaf if node is None else Join(node, leaf, (), span=atom.span)
+            for i, arg in enumerate(atom.args):
+                c = offset + i
+                column = Col(c, leaf.types[i])
+                if isinstance(arg, Variable):
+                    if arg.name in cols:
+                        conditions.append(Call("=", (Col(cols[arg.name], leaf.types[i]), column)))
+                    else:
+                        cols[arg.name] = c
+                elif isinstance(arg, CONSTANTS):
+                    conditions.append(Call("=", (column, constant(arg.value, leaf.types[i]))))
+                elif not isinstance(arg, Wildcard):
+                    pending.append(("argument", column, arg))  # an expression: a filter once it can be computed
+        if node is None:  # no atoms: one empty row, which the other literals filter and extend
+            node = Values(((),), ())
+        if conditions:
+            node = Filter(node, conjoin(conditions), span=self.span)
+        b = Body(self, scope, node, cols)
+        pending += [("literal", None, lit) for lit in literals if not isinstance(lit, Atom)]
+        while pending:
+            item = self._next(b, pending)
+            pending.remove(item)
+            self._apply(b, item)
+        return b
+
+    def _next(self, b: Body, pending):
+        """The first pending item that can be applied, cheapest kind first."""
+        ranked = sorted(pending, key=lambda item: self._rank(b, item))
+        for item in ranked:
+            if self._rank(b, item) < 9:
+                return item
+        raise PlanError(f"no literal can be applied next among {[item[2] for item in pending]} (safety should prevent this)")
+
+    def _rank(self, b: Body, item) -> int:
+        """0 filter, 1 negation, 2 binding equality, 3 anything joining an aggregate; 9 not ready."""
+        kind, _, lit = item
+        terms = (lit,) if kind == "argument" else _literal_terms(lit)
+        has_aggregate = any(isinstance(s, AggregateTerm) for t in terms for s in subterms(t))
+        if kind == "literal" and isinstance(lit, Comparison) and lit.op == "=":
+            for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                if isinstance(side, Variable) and side.name not in b.cols and b.ready(other):
+                    return 3 if has_aggregate else 2
+        if isinstance(lit, Negation):
+            ok = all(isinstance(a, Wildcard) or b.ready(a) for a in lit.atom.args)
+            return (3 if has_aggregate else 1) if ok else 9
+        if all(b.ready(t) for t in terms):
+            return 3 if has_aggregate else 0
+        return 9
+
+    def _apply(self, b: Body, item) -> None:
+        kind, column, lit = item
+        if kind == "argument":
+            b.filter(Call("=", (column, b.expr(lit))), lit.span)
+        elif isinstance(lit, Comparison):
+            if lit.op == "=":
+                for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(side, Variable) and side.name not in b.cols:
+                        b.cols[side.name] = b.extend(b.expr(other))
+                        return
+            b.filter(Call(lit.op, (b.expr(lit.left), b.expr(lit.right))), lit.span)
+        elif isinstance(lit, StringTest):
+            test = Call(lit.name, tuple(b.expr(a) for a in lit.args))
+            b.filter(Call("not", (test,)) if lit.negated else test, lit.span)
+        elif isinstance(lit, Negation):
+            self._negation(b, lit)
+        else:
+            raise PlanError(f"cannot translate literal {lit!r}")
+
+    def _negation(self, b: Body, lit: Negation) -> None:
+        atom = lit.atom
+        right = self.relation_node(atom.relation, atom.span)
+        keys, conditions = [], []
+        for i, arg in enumerate(atom.args):
+            if isinstance(arg, Wildcard):
+                continue
+            if isinstance(arg, CONSTANTS):
+                conditions.append(Call("=", (Col(i, right.types[i]), constant(arg.value, right.types[i]))))
+            elif isinstance(arg, Variable):
+                keys.append((b.cols[arg.name], i))
+            else:
+                keys.append((b.extend(b.expr(arg)), i))
+        if conditions:
+            right = Filter(right, conjoin(conditions), span=atom.span)
+        b.node = Antijoin(b.node, right, tuple(keys), span=lit.span)
+
+    # ---- aggregates ----
+
+    def join_aggregate(self, b: Body, agg: AggregateTerm) -> int:
+        """Join the value of `agg` (per group of outer variables) onto b's rows; its column."""
+        inner_scope = b.scope.child(agg)
+        group = sorted(inner_scope.outer, key=b.cols.__getitem__)
+        atom_vars = {a.name for lit in agg.body if isinstance(lit, Atom) for a in lit.args if isinstance(a, Variable)}
+        start = None
+        if any(g not in atom_vars for g in group):
+            # Some group variable is only used in a comparison or negation inside: start from the demand.
+            demand = Distinct(Project(b.node, tuple(Col(b.cols[g], b.node.types[b.cols[g]]) for g in group)), span=agg.span)
+            start = Body(self, inner_scope, demand, {g: i for i, g in enumerate(group)})
+        inner = self.body(agg.body, inner_scope, start)
+        exprs = [Col(inner.cols[g], inner.node.types[inner.cols[g]]) for g in group]
+        if agg.target is not None:
+            exprs.append(inner.guard(inner.expr(agg.target)))
+        values = Project(inner.node, tuple(exprs), span=agg.span)
+        k = len(group)
+        result = Aggregate(values, tuple(range(k)), agg.kind, None if agg.target is None else k, span=agg.span)
+        keys = tuple((b.cols[g], i) for i, g in enumerate(group))
+        outer = b.node
+        joined = Join(outer, result, keys, span=agg.span)
+        if agg.kind in ("count", "sum"):
+            # An empty group counts (and sums) to zero: outer rows with no group get a 0.
+            groups = Project(result, tuple(Col(i, t) for i, t in enumerate(result.types[:k])))
+            missing = Antijoin(outer, groups, keys, span=agg.span)
+            zero = constant(0, result.types[-1])
+            filled = Project(
+                missing,
+                tuple(Col(i, t) for i, t in enumerate(outer.types)) + tuple(Col(b.cols[g], outer.types[b.cols[g]]) for g in group) + (zero,),
+                span=agg.span,
+            )
+            joined = Union((joined, filled), span=agg.span)
+        b.node = joined
+        return outer.arity + k
+
+
+def _literal_terms(lit) -> tuple[Term, ...]:
+    if isinstance(lit, Comparison):
+        return (lit.left, lit.right)
+    if isinstance(lit, StringTest):
+        return lit.args
+    if isinstance(lit, Negation):
+        return tuple(a for a in lit.atom.args if not isinstance(a, Wildcard))
+    return ()
