@@ -1,7 +1,11 @@
-"""deltalog's compiler: source text to checked programs (and, later, dataflow).
+"""deltalog's compiler: source text to running dataflows.
 
 Front ends live in subpackages (`compiler.datalog`); every error they raise is
 a CompileError from `compiler.errors`, re-exported here with the entry points.
+A checked program becomes a logical plan (`compiler.plan`), is optimized
+(`compiler.plan.rewrites`) and lowered to a runtime dataflow
+(`compiler.lowering`); `compile_datalog` / `compile_file` give a Program whose
+`session()` runs it (`compiler.program`).
 """
 
 from compiler.datalog import CheckedProgram, check_datalog, parse_datalog
@@ -16,8 +20,14 @@ from compiler.errors import (
     UnsafeVariableError,
     UnsupportedError,
 )
+from compiler.program import Program, Session, SessionError, compile_datalog, compile_file
 
 __all__ = [
+    "compile_datalog",
+    "compile_file",
+    "Program",
+    "Session",
+    "SessionError",
     "parse_datalog",
     "check_datalog",
     "CheckedProgram",

@@ -1,0 +1,267 @@
+"""Programs and sessions: the Python API over compiled Datalog.
+
+A `Program` is a compiled program: checked, planned and optimized, but not
+running. `program.session()` builds a fresh runtime dataflow for it; a
+`Session` feeds that dataflow rows and reads its relations back:
+
+    program = compiler.compile_datalog(text)            # or compile_file("reach.dl")
+    session = program.session()
+    session.insert("edge", [(1, 2), (2, 3)])
+    changes = session.commit()     # {"reach": [((1, 2), 1), ...]}: changes at the closed time
+    session.read("reach")          # sorted rows of any relation
+
+Time. A session has an open time, `session.time`, starting at 0. `insert`
+and `remove` add rows at the open time (or at a later `time=`). `commit()`
+closes the open time -- runs the dataflow until every change at that time is
+known -- returns the output relations' changes at that time (only outputs
+that changed; rows sorted), and opens the next time. `advance_to(t)` closes
+every time before `t` at once (for updates submitted with `time=`), and
+`change_log(rel)` lists a relation's changes at closed times with their
+times. `read(rel)` is the relation's contents as of the last closed time.
+Facts written in the program are at time 0, so the first commit has them.
+
+Inputs are multisets: a row inserted twice is there until removed twice. A
+relation holds the rows with a positive count. Removing a row more times than
+it was inserted is a usage error whose effect is unspecified (the session
+does not track inputs to reject it).
+
+Errors. Misuse of a session -- an unknown relation, rows for a relation that
+is derived rather than input, a row of the wrong arity or with a value of the
+wrong type, a time already closed -- raises `SessionError`, naming the
+relation and the problem. Every row is checked before any is buffered, so a
+failed call leaves the session as it was.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+
+from compiler.datalog.checks import CheckedProgram, RelationInfo, check_datalog
+from compiler.lowering.columns import runtime_types
+from compiler.lowering.dataflow import build_dataflow
+from compiler.lowering.datalog import plan_datalog
+from compiler.plan import Plan, explain
+from compiler.plan.rewrites import optimize as optimize_plan
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+class SessionError(Exception):
+    """Misuse of a Session: unknown relation, bad rows, a closed time. `relation` names it (or None)."""
+
+    def __init__(self, message: str, relation: str | None = None):
+        super().__init__(message)
+        self.relation = relation
+
+
+def compile_datalog(text: str, source_name: str = "<string>", **planner_options) -> "Program":
+    """Compile Datalog source text; raises a compiler.CompileError subclass if it is not a valid program.
+
+    Planner options: `join_order="greedy"` (default) or `"source"`; `optimize=False`
+    skips the optimizer (for testing it).
+    """
+    return Program(check_datalog(text, source_name), **planner_options)
+
+
+def compile_file(path, **planner_options) -> "Program":
+    """Compile the Datalog file at `path` (the file's path names it in errors)."""
+    path = Path(path)
+    return compile_datalog(path.read_text(encoding="utf-8"), str(path), **planner_options)
+
+
+class Program:
+    """A compiled Datalog program; `session()` runs it."""
+
+    def __init__(self, checked: CheckedProgram, optimize: bool = True, **planner_options):
+        self.checked = checked
+        self.relations: dict[str, RelationInfo] = checked.relations
+        self.outputs: tuple[str, ...] = checked.outputs
+        self.inputs: tuple[str, ...] = tuple(n for n, info in checked.relations.items() if info.is_input)
+        plan = plan_datalog(checked)
+        self.plan: Plan = optimize_plan(plan, **planner_options) if optimize else plan
+
+    def explain(self) -> str:
+        """The optimized plan as text (compiler.plan.explain)."""
+        return explain(self.plan)
+
+    def session(self, capture: str = "all") -> "Session":
+        """A new in-process session; capture="outputs" keeps only outputs readable (less memory)."""
+        return Session(self, capture)
+
+
+class Session:
+    def __init__(self, program: Program, capture: str = "all"):
+        if capture not in ("all", "outputs"):
+            raise SessionError(f"capture must be 'all' or 'outputs', not {capture!r}")
+        self.program = program
+        names = None if capture == "all" else program.outputs
+        self._built = build_dataflow(program.plan, names)
+        self._time = 0
+        self._constants_open = True
+
+    @property
+    def time(self) -> int:
+        """The open time: the time `insert` and `remove` use by default."""
+        return self._time
+
+    # ---- input ----
+
+    def insert(self, relation: str, rows, time: int | None = None) -> None:
+        self._update(relation, rows, 1, time)
+
+    def remove(self, relation: str, rows, time: int | None = None) -> None:
+        self._update(relation, rows, -1, time)
+
+    def load_facts(self, directory, delimiter: str = "\t") -> dict[str, int]:
+        """Insert `<name>.facts` (Soufflé's tab-separated format; `filename=` of .input
+        overrides the name) from `directory` for every input that has one; {name: rows}."""
+        loaded = {}
+        for name in self.program.inputs:
+            info = self.program.relations[name]
+            path = Path(directory) / info.input_options.get("filename", f"{name}.facts")
+            if path.is_file():
+                rows = read_facts(path, info, delimiter)
+                self.insert(name, rows)
+                loaded[name] = len(rows)
+        return loaded
+
+    def _update(self, relation: str, rows, diff: int, time) -> None:
+        handle = self._input(relation)
+        info = self.program.relations[relation]
+        when = self._check_time(time, relation)
+        rows = rows if isinstance(rows, list) else list(rows)
+        for row in rows:
+            _check_row(row, info)
+        data = self._built.dataflow.codec.encode_rows([tuple(r) for r in rows], runtime_types(info.types))
+        handle.update_columns(data, diff, when)
+
+    def _input(self, relation: str):
+        info = self.program.relations.get(relation)
+        if info is None:
+            known = ", ".join(self.program.relations) or "none"
+            raise SessionError(f"unknown relation '{relation}' (the program's relations: {known})", relation)
+        if not info.is_input:
+            inputs = ", ".join(self.program.inputs) or "none"
+            raise SessionError(
+                f"'{relation}' is not an input relation: it is defined by the program's rules or facts"
+                f" (declare it with .input to feed it rows; inputs: {inputs})",
+                relation,
+            )
+        return self._built.inputs[relation]
+
+    def _check_time(self, time, relation: str | None = None) -> int:
+        if time is None:
+            return self._time
+        if isinstance(time, bool) or not isinstance(time, (int, np.integer)):
+            raise SessionError(f"time must be an integer, not {time!r}", relation)
+        if time < self._time:
+            raise SessionError(f"time {time} is already closed (the open time is {self._time})", relation)
+        return int(time)
+
+    # ---- time ----
+
+    def commit(self) -> dict[str, list[tuple[tuple, int]]]:
+        """Close the open time; the outputs' changes at it, {name: [(row, diff), ...]}."""
+        closed = self._time
+        self._advance(closed + 1)
+        changes = {}
+        for name in self.program.outputs:
+            capture = self._built.captures.get(name)
+            found = capture.changes(since=closed, until=closed + 1)
+            if found:
+                changes[name] = sorted((row, diff) for row, _, diff in found)
+        return changes
+
+    def advance_to(self, time: int) -> None:
+        """Close every time before `time` (which becomes the open time)."""
+        self._advance(self._check_time(time))
+
+    def _advance(self, time: int) -> None:
+        for handle in self._built.inputs.values():
+            handle.advance_to(time)
+        if self._constants_open:
+            for handle in self._built.constants:
+                handle.close()
+            self._constants_open = False
+        self._built.dataflow.step()
+        self._time = time
+
+    # ---- output ----
+
+    def read(self, relation: str) -> list[tuple]:
+        """The rows of `relation` (any relation) as of the last closed time, sorted."""
+        capture = self._capture(relation)
+        if self._time == 0:
+            return []
+        contents = capture.contents(self._time - 1)
+        return sorted(row for row, count in contents.items() if count > 0)
+
+    def change_log(self, relation: str) -> list[tuple[tuple, int, int]]:
+        """Every change of `relation` at a closed time: [(row, time, diff), ...] in time order."""
+        return self._capture(relation).changes(until=self._time)
+
+    def _capture(self, relation: str):
+        capture = self._built.captures.get(relation)
+        if capture is None:
+            if relation in self.program.relations:
+                raise SessionError(f"'{relation}' is not captured: this session was made with capture='outputs'", relation)
+            known = ", ".join(self.program.relations) or "none"
+            raise SessionError(f"unknown relation '{relation}' (the program's relations: {known})", relation)
+        return capture
+
+    @property
+    def dataflow(self):
+        """The underlying runtime.Dataflow (for inspection and benchmarks)."""
+        return self._built.dataflow
+
+
+_TYPE_WORDS = {"number": "an integer", "unsigned": "a non-negative integer", "float": "a number", "symbol": "a string"}
+
+
+def _check_row(row, info: RelationInfo) -> None:
+    name = info.name
+    if not isinstance(row, (tuple, list)):
+        raise SessionError(f"'{name}': row {row!r} is not a tuple", name)
+    if len(row) != info.arity:
+        raise SessionError(f"'{name}': row {tuple(row)!r} has {len(row)} values, but '{name}' has {info.arity} columns", name)
+    for value, t, column in zip(row, info.types, info.attribute_names):
+        if not _fits(value, t):
+            raise SessionError(
+                f"'{name}': row {tuple(row)!r}: column '{column}' is a {t} and needs {_TYPE_WORDS[t]}, got {value!r}", name
+            )
+
+
+def _fits(value, t: str) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return False
+    if t == "symbol":
+        return isinstance(value, str)
+    if t == "float":
+        return isinstance(value, (int, float, np.integer, np.floating))
+    if not isinstance(value, (int, np.integer)):
+        return False
+    low = 0 if t == "unsigned" else _INT64[0]
+    return low <= int(value) <= _INT64[1]
+
+
+def read_facts(path, info: RelationInfo, delimiter: str = "\t") -> list[tuple]:
+    """Rows of a Soufflé-style facts file: one row per line, values separated by `delimiter`."""
+    convert = {"number": int, "unsigned": int, "float": float, "symbol": str}
+    rows = []
+    with open(path, newline="", encoding="utf-8") as f:
+        for lineno, fields in enumerate(csv.reader(f, delimiter=delimiter, quoting=csv.QUOTE_NONE), 1):
+            if not fields or fields == [""]:
+                continue
+            if len(fields) != info.arity:
+                raise SessionError(f"{path}:{lineno}: {len(fields)} values, but '{info.name}' has {info.arity} columns", info.name)
+            try:
+                rows.append(tuple(convert[t](v) for v, t in zip(fields, info.types)))
+            except ValueError as e:
+                raise SessionError(f"{path}:{lineno}: {e}", info.name) from None
+    return rows
+
+
+__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "read_facts"]
