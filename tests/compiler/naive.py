@@ -1,0 +1,380 @@
+"""A naive Datalog evaluator: the oracle the compiled dataflows are tested against.
+
+It shares nothing with compiler.plan or compiler.lowering: it walks the
+checked AST (relations, facts, rules, strata and term types from
+compiler.check_datalog) and evaluates rules by nested loops over Python sets,
+stratum by stratum. A recursive stratum is iterated from empty relations,
+applying all its rules to the previous iteration's relations, until nothing
+changes. Semantics (Soufflé's, as deltalog documents them):
+
+- a relation's value is a set: its input rows, its facts and its rules' rows;
+  a `min(c)`/`max(c)` relation keeps per value of its other columns only the
+  least/greatest c;
+- negation is "no matching tuple" (`_` matches anything);
+- an aggregate's outer variables group it; count/sum of nothing are 0,
+  min/max/mean of nothing make the rule fail; count counts the satisfying
+  combinations of the aggregate body's tuples;
+- integers are 64-bit and wrap; `/` and `%` truncate like C; an operation
+  outside its domain (division by zero, to_number("x"), ...) makes the rule
+  fail for that assignment.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from compiler.datalog.ast import (
+    CONSTANTS,
+    Aggregate,
+    Atom,
+    BinaryOp,
+    Comparison,
+    Functor,
+    Negation,
+    StringTest,
+    UnaryOp,
+    Variable,
+    Wildcard,
+)
+
+MAX_ITERATIONS = 10_000
+
+
+class Undefined(Exception):
+    """An operation outside its domain: the current assignment fails."""
+
+
+def evaluate(checked, inputs: dict[str, set]) -> dict[str, set]:
+    """Every relation's rows, given the input relations' rows."""
+    rels = checked.relations
+    base = {name: set() for name in rels}
+    for name, rows in inputs.items():
+        base[name] |= {tuple(r) for r in rows}
+    for fact in checked.facts:
+        types = rels[fact.relation].types
+        base[fact.relation].add(tuple(_typed(a.value, t) for a, t in zip(fact.args, types)))
+    rules_of = {}
+    for rule in checked.rules:
+        rules_of.setdefault(rule.heads[0].relation, []).append(rule)
+    db = {name: _qualify(rows, rels[name]) for name, rows in base.items()}
+    for stratum in checked.strata:
+        names = stratum.relations
+        current = {n: set() for n in names}
+        for _ in range(MAX_ITERATIONS if stratum.recursive else 1):
+            view = {**db, **current}
+            nxt = {}
+            for n in names:
+                rows = set(base[n])
+                for rule in rules_of.get(n, ()):
+                    rows |= _Rule(rule, checked.term_types[rule]).rows(view)
+                nxt[n] = _qualify(rows, rels[n])
+            if nxt == current:
+                break
+            current = nxt
+        else:
+            if stratum.recursive:
+                raise RuntimeError(f"no fixpoint after {MAX_ITERATIONS} iterations for {names}")
+        db.update(current)
+    return db
+
+
+def _typed(value, t):
+    return float(value) if t == "float" else value
+
+
+def _qualify(rows: set, info) -> set:
+    q = info.qualifier
+    if q is None:
+        return rows
+    col = info.attribute_names.index(q.column)
+    best = {}
+    for row in rows:
+        key = row[:col] + row[col + 1 :]
+        if key not in best or (row[col] < best[key][col] if q.kind == "min" else row[col] > best[key][col]):
+            best[key] = row
+    return set(best.values())
+
+
+def _names(term) -> set[str]:
+    """Variables of a term, inside nested aggregates too."""
+    if isinstance(term, Variable):
+        return {term.name}
+    if isinstance(term, (BinaryOp,)):
+        return _names(term.left) | _names(term.right)
+    if isinstance(term, UnaryOp):
+        return _names(term.operand)
+    if isinstance(term, Functor):
+        return set().union(*(_names(a) for a in term.args))
+    if isinstance(term, Aggregate):
+        inner = set().union(*(_literal_names(lit) for lit in term.body))
+        return inner | (_names(term.target) if term.target is not None else set())
+    return set()
+
+
+def _literal_names(lit) -> set[str]:
+    if isinstance(lit, Atom):
+        return set().union(*(_names(a) for a in lit.args))
+    if isinstance(lit, Negation):
+        return _literal_names(lit.atom)
+    if isinstance(lit, Comparison):
+        return _names(lit.left) | _names(lit.right)
+    return set().union(*(_names(a) for a in lit.args))
+
+
+def _direct_names(literals, extra_terms=()) -> set[str]:
+    """Variables occurring in these literals/terms outside any aggregate."""
+    out = set()
+
+    def visit(term):
+        if isinstance(term, Variable):
+            out.add(term.name)
+        elif isinstance(term, BinaryOp):
+            visit(term.left)
+            visit(term.right)
+        elif isinstance(term, UnaryOp):
+            visit(term.operand)
+        elif isinstance(term, Functor):
+            for a in term.args:
+                visit(a)
+
+    for lit in literals:
+        args = lit.atom.args if isinstance(lit, Negation) else (lit.left, lit.right) if isinstance(lit, Comparison) else lit.args
+        for a in args:
+            visit(a)
+    for t in extra_terms:
+        visit(t)
+    return out
+
+
+class _Rule:
+    def __init__(self, rule, types):
+        self.rule = rule
+        self.types = types
+
+    def rows(self, db) -> set:
+        head = self.rule.heads[0]
+        outer = _direct_names(self.rule.body, head.args)
+        out = set()
+        for env in self.solve(self.rule.body, {}, db, outer):
+            try:
+                out.add(tuple(self.value(a, env, db, outer) for a in head.args))
+            except Undefined:
+                pass
+        return out
+
+    # ---- bodies ----
+
+    def solve(self, literals, env, db, visible):
+        """Every assignment satisfying the conjunction, once per combination of atom tuples."""
+        atoms = [lit for lit in literals if isinstance(lit, Atom)]
+        rest = [lit for lit in literals if not isinstance(lit, Atom)]
+        yield from self._atoms(atoms, rest, env, db, visible)
+
+    def _atoms(self, atoms, rest, env, db, visible):
+        if not atoms:
+            yield from self._rest(rest, env, db, visible)
+            return
+        atom, *others = atoms
+        for row in db[atom.relation]:
+            env2, checks = dict(env), []
+            for arg, value in zip(atom.args, row):
+                if isinstance(arg, Variable) and arg.name not in env2:
+                    env2[arg.name] = value
+                elif isinstance(arg, Variable):
+                    if env2[arg.name] != value:
+                        break
+                elif isinstance(arg, CONSTANTS):
+                    if _typed(arg.value, self.types.get(arg, "number")) != value:
+                        break
+                elif not isinstance(arg, Wildcard):
+                    checks.append(_ArgumentCheck(arg, value))  # an expression: test it once it can be computed
+            else:
+                yield from self._atoms(others, rest + checks, env2, db, visible)
+
+    def _ready(self, term, env, visible) -> bool:
+        if isinstance(term, Aggregate):
+            return all(n in env for n in _names(term) if n in visible)
+        if isinstance(term, Wildcard):
+            return True
+        if isinstance(term, Variable):
+            return term.name in env
+        parts = {BinaryOp: lambda t: (t.left, t.right), UnaryOp: lambda t: (t.operand,), Functor: lambda t: t.args}
+        for kind, children in parts.items():
+            if isinstance(term, kind):
+                return all(self._ready(c, env, visible) for c in children(term))
+        return True
+
+    def _rest(self, rest, env, db, visible):
+        # Atom arguments that are expressions are checked like equalities.
+        if not rest:
+            yield env
+            return
+        for i, lit in enumerate(rest):
+            others = rest[:i] + rest[i + 1 :]
+            if isinstance(lit, Comparison) and lit.op == "=":
+                for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(side, Variable) and side.name not in env and self._ready(other, env, visible):
+                        try:
+                            value = self.value(other, env, db, visible)
+                        except Undefined:
+                            return
+                        yield from self._rest(others, {**env, side.name: value}, db, visible)
+                        return
+            terms = _lit_terms(lit)
+            if all(self._ready(t, env, visible) for t in terms):
+                try:
+                    ok = self.holds(lit, env, db, visible)
+                except Undefined:
+                    return
+                if ok:
+                    yield from self._rest(others, env, db, visible)
+                return
+        raise AssertionError(f"no literal is ready among {rest} with {env}")
+
+    def holds(self, lit, env, db, visible) -> bool:
+        if isinstance(lit, _ArgumentCheck):
+            return self.value(lit.term, env, db, visible) == lit.value
+        if isinstance(lit, Comparison):
+            a, b = self.value(lit.left, env, db, visible), self.value(lit.right, env, db, visible)
+            return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[lit.op]
+        if isinstance(lit, StringTest):
+            a, b = (self.value(x, env, db, visible) for x in lit.args)
+            if lit.name == "contains":
+                result = a in b
+            else:
+                try:
+                    result = re.fullmatch(a, b) is not None
+                except re.error:
+                    result = False
+            return result != lit.negated
+        assert isinstance(lit, Negation)
+        values = [None if isinstance(a, Wildcard) else self.value(a, env, db, visible) for a in lit.atom.args]
+        return not any(all(v is None or v == x for v, x in zip(values, row)) for row in db[lit.atom.relation])
+
+    # ---- terms ----
+
+    def value(self, term, env, db, visible):
+        t = self.types.get(term, "number")
+        if isinstance(term, Variable):
+            return env[term.name]
+        if isinstance(term, CONSTANTS):
+            return _typed(term.value, t)
+        if isinstance(term, BinaryOp):
+            return _binary(term.op, self.value(term.left, env, db, visible), self.value(term.right, env, db, visible), t)
+        if isinstance(term, UnaryOp):
+            v = self.value(term.operand, env, db, visible)
+            if term.op == "-":
+                return _wrap(-v, t)
+            if term.op == "bnot":
+                return _wrap(~v, t)
+            return int(v == 0)
+        if isinstance(term, Functor):
+            return _functor(term.name, [self.value(a, env, db, visible) for a in term.args], [self.types.get(a, "number") for a in term.args])
+        assert isinstance(term, Aggregate)
+        return self.aggregate(term, env, db, visible)
+
+    def aggregate(self, agg, env, db, visible):
+        inner_env = {n: env[n] for n in _names(agg) if n in visible}
+        inner_visible = visible | _direct_names(agg.body, () if agg.target is None else (agg.target,))
+        values = []
+        for e in self.solve(agg.body, inner_env, db, inner_visible):
+            try:
+                values.append(1 if agg.target is None else self.value(agg.target, e, db, inner_visible))
+            except Undefined:
+                pass
+        t = self.types.get(agg, "number")
+        if agg.kind == "count":
+            return len(values)
+        if agg.kind == "sum":
+            return _wrap(sum(values), t) if t != "float" else float(sum(values))
+        if not values:
+            raise Undefined
+        if agg.kind == "min":
+            return min(values)
+        if agg.kind == "max":
+            return max(values)
+        return sum(values) / len(values)
+
+
+class _ArgumentCheck:
+    """An atom argument that is an expression: the tuple's value must equal it."""
+
+    def __init__(self, term, value):
+        self.term, self.value = term, value
+
+
+def _lit_terms(lit):
+    if isinstance(lit, _ArgumentCheck):
+        return (lit.term,)
+    if isinstance(lit, Comparison):
+        return (lit.left, lit.right)
+    if isinstance(lit, Negation):
+        return lit.atom.args
+    return lit.args
+
+
+def _wrap(v, t):
+    if t == "float":
+        return float(v)
+    if t == "unsigned":
+        return v % 2**64
+    return (v + 2**63) % 2**64 - 2**63
+
+
+def _binary(op, a, b, t):
+    if t == "float":
+        if op == "/":
+            return a / b if b != 0 else (math.copysign(math.inf, a) if a != 0 else math.nan)
+        if op == "%":
+            return math.fmod(a, b) if b != 0 else math.nan
+        if op == "^":
+            return float(a**b)
+        return float({"+": a + b, "-": a - b, "*": a * b}[op])
+    if op in ("/", "%"):
+        if b == 0:
+            raise Undefined
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        return _wrap(q if op == "/" else a - b * q, t)
+    if op == "^":
+        if b < 0:
+            raise Undefined
+        return _wrap(pow(a, b, 2**64), t)
+    if op in ("land", "lor", "lxor"):
+        x, y = a != 0, b != 0
+        return int({"land": x and y, "lor": x or y, "lxor": x != y}[op])
+    if op in ("bshl", "bshr", "bshru"):
+        s = min(max(b, 0), 63)
+        if op == "bshl":
+            return _wrap(a << s, t)
+        if op == "bshru" or t == "unsigned":
+            return _wrap((a % 2**64) >> s, t)
+        return a >> s
+    table = {"+": a + b, "-": a - b, "*": a * b, "band": a & b, "bor": a | b, "bxor": a ^ b}
+    return _wrap(table[op], t)
+
+
+_INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
+def _functor(name, args, types):
+    if name == "min":
+        return min(args)
+    if name == "max":
+        return max(args)
+    if name == "cat":
+        return "".join(args)
+    if name == "strlen":
+        return len(args[0])
+    if name == "substr":
+        s, i, n = args
+        if i < 0 or n < 0 or i > len(s):
+            raise Undefined
+        return s[i : i + n]
+    if name == "to_number":
+        if not _INTEGER.fullmatch(args[0]) or not -(2**63) <= int(args[0]) < 2**63:
+            raise Undefined
+        return int(args[0])
+    if name == "to_string":
+        return repr(float(args[0])) if types[0] == "float" else str(args[0])
+    raise AssertionError(f"unknown functor {name}")

@@ -1,0 +1,72 @@
+"""Replay: drive a compiled session and the naive oracle with the same updates.
+
+`Replay(program)` wraps a fresh session. Its `insert`/`remove` go to the
+session and to a multiset of input rows kept here; `commit()` commits the
+session, evaluates the program from scratch with the oracle (tests.compiler
+.naive) on the inputs' current rows, and asserts that `session.read` equals
+the oracle for every relation and that the commit's changes are exactly the
+difference between the previous and the current oracle answers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tests.compiler.naive import evaluate
+
+
+def _close(a, b) -> bool:
+    """Rows equal, floats up to rounding (sums may add in another order)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, float) or isinstance(y, float):
+            if not abs(x - y) <= 1e-9 * max(1.0, abs(x), abs(y)):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def same_rows(got, want) -> bool:
+    return len(got) == len(want) and all(_close(a, b) for a, b in zip(sorted(got), sorted(want)))
+
+
+class Replay:
+    def __init__(self, program, **session_options):
+        self.program = program
+        self.session = program.session(**session_options)
+        self.counts = {name: Counter() for name in program.inputs}
+        self.previous = {name: set() for name in program.relations}
+        self.commits = 0
+
+    def insert(self, relation, rows):
+        self.session.insert(relation, rows)
+        self.counts[relation].update(map(tuple, rows))
+
+    def remove(self, relation, rows):
+        self.session.remove(relation, rows)
+        self.counts[relation].subtract(map(tuple, rows))
+
+    def expected(self) -> dict[str, set]:
+        inputs = {name: {row for row, c in counts.items() if c > 0} for name, counts in self.counts.items()}
+        return evaluate(self.program.checked, inputs)
+
+    def commit(self) -> dict:
+        changes = self.session.commit()
+        self.commits += 1
+        want = self.expected()
+        for name in self.program.relations:
+            got = self.session.read(name)
+            assert same_rows(got, want[name]), (
+                f"after commit {self.commits}, {name}:\n  session {got}\n  oracle  {sorted(want[name])}"
+            )
+        for name in self.program.outputs:
+            added = sorted((row, 1) for row in want[name] - self.previous[name])
+            removed = sorted((row, -1) for row in self.previous[name] - want[name])
+            got = changes.get(name, [])
+            if not any(isinstance(v, float) for row in want[name] | self.previous[name] for v in row):
+                assert sorted(got) == sorted(added + removed), f"commit {self.commits} changes of {name}: {got}"
+        assert set(changes) <= set(self.program.outputs)
+        self.previous = want
+        return changes
