@@ -50,9 +50,17 @@ class Call:
     op: str
     args: tuple["Expr", ...]
     type: str = field(init=False)
+    # Derived once: the columns read, and the hash (trees are hashed and compared often).
+    reads: frozenset = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
+        object.__setattr__(self, "args", tuple(self.args))
         object.__setattr__(self, "type", result_type(self.op, tuple(a.type for a in self.args)))
+        object.__setattr__(self, "reads", frozenset().union(*(columns(a) for a in self.args)))
+        object.__setattr__(self, "_hash", hash((self.op, self.args)))
+
+    def __hash__(self):
+        return self._hash
 
 
 Expr = Union[Col, Const, Call]
@@ -64,7 +72,7 @@ def columns(expr: Expr) -> frozenset[int]:
     if isinstance(expr, Col):
         return frozenset((expr.index,))
     if isinstance(expr, Call):
-        return frozenset().union(*(columns(a) for a in expr.args))
+        return expr.reads
     return frozenset()
 
 

@@ -69,16 +69,21 @@ class Node:
         return len(self.types)
 
     def children(self) -> tuple["Node", ...]:
-        out = []
-        for name in self._child_fields:
-            value = getattr(self, name)
-            out.extend(value if isinstance(value, tuple) else (value,))
-        return tuple(out)
+        out = self.__dict__.get("_children")
+        if out is None:
+            out = []
+            for name in self._child_fields:
+                value = getattr(self, name)
+                out.extend(value if isinstance(value, tuple) else (value,))
+            out = tuple(out)
+            object.__setattr__(self, "_children", out)
+        return out
 
     def with_children(self, children) -> "Node":
         """The same node over other children (checked again); self if they are the same objects."""
         children = tuple(children)
-        if len(children) == len(self.children()) and all(a is b for a, b in zip(children, self.children())):
+        old = self.children()
+        if len(children) == len(old) and all(a is b for a, b in zip(children, old)):
             return self
         if self._child_fields == ("inputs",):
             return replace(self, inputs=children)

@@ -83,11 +83,17 @@ class Plan:
         return [b for step in self.steps for b in (step.bindings if isinstance(step, Fixpoint) else (step,))]
 
     def map_bodies(self, fn) -> "Plan":
-        """The same plan with every binding's body replaced by fn(body)."""
+        """The same plan with every binding's body replaced by fn(body).
+
+        Names are not checked again: rewrites keep every Scan and Ref as they are
+        (the nodes themselves check everything else when they are made)."""
         steps = []
         for step in self.steps:
             if isinstance(step, Fixpoint):
                 steps.append(Fixpoint(tuple(replace(b, body=fn(b.body)) for b in step.bindings)))
             else:
                 steps.append(replace(step, body=fn(step.body)))
-        return replace(self, steps=tuple(steps))
+        plan = object.__new__(Plan)
+        for name, value in (("inputs", self.inputs), ("steps", tuple(steps)), ("outputs", self.outputs)):
+            object.__setattr__(plan, name, value)
+        return plan

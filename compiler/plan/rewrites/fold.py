@@ -89,11 +89,13 @@ def _fold_node(node: Node) -> Node:
             return node.input
         if predicate == FALSE or is_empty(node.input):
             return empty(node)
-        return Filter(node.input, conjoin(conjuncts(predicate)), span=node.span)
+        predicate = conjoin(conjuncts(predicate))
+        return node if predicate == node.predicate else Filter(node.input, predicate, span=node.span)
     if isinstance(node, Project):
         if is_empty(node.input):
             return empty(node)
-        return Project(node.input, tuple(fold_expr(e) for e in node.exprs), span=node.span)
+        exprs = tuple(fold_expr(e) for e in node.exprs)
+        return node if exprs == node.exprs else Project(node.input, exprs, span=node.span)
     if isinstance(node, Join) and (is_empty(node.left) or is_empty(node.right)):
         return empty(node)
     if isinstance(node, Antijoin):
