@@ -6,10 +6,11 @@ plan` that does one thing, and `optimize` runs them in order:
 1. fold_constants -- evaluate constant expressions, drop true filters, empty relations;
 2. push_filters   -- move each condition down to the earliest node that can test it,
                      turning equalities across a cross product into join keys;
-3. order_joins    -- rebuild join clusters left-deep: connected relations first, keys
+3. drop_distincts -- no Distinct where only presence matters or rows are already a set
+                     (before ordering, so filtered inputs show their filters to it);
+4. order_joins    -- rebuild join clusters left-deep: connected relations first, keys
                      from shared variables, no cross product when avoidable;
-4. prune_columns  -- carry only columns something reads; narrow what gets indexed;
-5. drop_distincts -- no Distinct where only presence matters or rows are already a set;
+5. prune_columns  -- carry only columns something reads; narrow what gets indexed;
 6. fold_constants -- again, for what the moves exposed;
 7. share          -- equal subplans become one node, so each is built (and indexed) once.
 
@@ -27,7 +28,7 @@ from compiler.plan.rewrites.prune import prune_columns
 from compiler.plan.rewrites.pushdown import push_filters
 from compiler.plan.rewrites.share import share
 
-PIPELINE = (fold_constants, push_filters, order_joins, prune_columns, drop_distincts, fold_constants, share)
+PIPELINE = (fold_constants, push_filters, drop_distincts, order_joins, prune_columns, fold_constants, share)
 OPTIONS = {"join_order": JOIN_ORDERS}
 
 

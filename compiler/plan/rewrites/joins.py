@@ -56,7 +56,7 @@ def _order(node: Node, strategy: str, memo) -> Node:
 
 def _flatten(node: Node) -> tuple[list[Node], list]:
     """Leaves in column order, and conditions over the concatenation of their columns."""
-    if isinstance(node, Filter) and _in_cluster(node.input):
+    if isinstance(node, Filter):  # over the cluster, or over one leaf: placed again by _rebuild
         leaves, conditions = _flatten(node.input)
         return leaves, conditions + conjuncts(node.predicate)
     if isinstance(node, Join):
