@@ -135,7 +135,10 @@ class Session:
         rows = rows if isinstance(rows, list) else list(rows)
         for row in rows:
             _check_row(row, info)
-        data = self._built.dataflow.codec.encode_rows([tuple(r) for r in rows], runtime_types(info.types))
+        rows = [tuple(r) for r in rows]
+        if "unsigned" in info.types:  # stored as the int64 with the same bits
+            rows = [_to_int64(r, info.types) for r in rows]
+        data = self._built.dataflow.codec.encode_rows(rows, runtime_types(info.types))
         handle.update_columns(data, diff, when)
 
     def _input(self, relation: str):
@@ -172,7 +175,7 @@ class Session:
             capture = self._built.captures.get(name)
             found = capture.changes(since=closed, until=closed + 1)
             if found:
-                changes[name] = sorted((row, diff) for row, _, diff in found)
+                changes[name] = sorted((self._decoded(name, row), diff) for row, _, diff in found)
         return changes
 
     def advance_to(self, time: int) -> None:
@@ -197,11 +200,18 @@ class Session:
         if self._time == 0:
             return []
         contents = capture.contents(self._time - 1)
-        return sorted(row for row, count in contents.items() if count > 0)
+        return sorted(self._decoded(relation, row) for row, count in contents.items() if count > 0)
 
     def change_log(self, relation: str) -> list[tuple[tuple, int, int]]:
         """Every change of `relation` at a closed time: [(row, time, diff), ...] in time order."""
-        return self._capture(relation).changes(until=self._time)
+        changes = self._capture(relation).changes(until=self._time)
+        return [(self._decoded(relation, row), t, diff) for row, t, diff in changes]
+
+    def _decoded(self, relation: str, row: tuple) -> tuple:
+        types = self.program.relations[relation].types
+        if "unsigned" not in types:
+            return row
+        return tuple(v % 2**64 if t == "unsigned" else v for v, t in zip(row, types))
 
     def _capture(self, relation: str):
         capture = self._built.captures.get(relation)
@@ -234,6 +244,10 @@ def _check_row(row, info: RelationInfo) -> None:
             )
 
 
+def _to_int64(row: tuple, types) -> tuple:
+    return tuple(v - 2**64 if t == "unsigned" and v >= 2**63 else v for v, t in zip(row, types))
+
+
 def _fits(value, t: str) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return False
@@ -243,8 +257,9 @@ def _fits(value, t: str) -> bool:
         return isinstance(value, (int, float, np.integer, np.floating))
     if not isinstance(value, (int, np.integer)):
         return False
-    low = 0 if t == "unsigned" else _INT64[0]
-    return low <= int(value) <= _INT64[1]
+    if t == "unsigned":
+        return 0 <= int(value) < 2**64
+    return _INT64[0] <= int(value) <= _INT64[1]
 
 
 def read_facts(path, info: RelationInfo, delimiter: str = "\t") -> list[tuple]:

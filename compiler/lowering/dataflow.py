@@ -194,7 +194,10 @@ class _Lowering:
             return View(self.bindings[node.name], identity)
         if isinstance(node, Values):
             handle, collection = self.df.new_input(f"values#{len(self.constants)}", runtime_types(node.types))
-            handle.insert(list(node.rows), time=0)
+            rows = list(node.rows)
+            if "unsigned" in node.types:  # the runtime's int columns hold an unsigned as its int64 bits
+                rows = [tuple(v - 2**64 if t == "unsigned" and v >= 2**63 else v for v, t in zip(r, node.types)) for r in rows]
+            handle.insert(rows, time=0)
             self.constants.append(handle)
             return View(collection, identity)
         if isinstance(node, Filter):

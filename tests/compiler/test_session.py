@@ -1,0 +1,207 @@
+"""The Python API: compile_datalog / compile_file, Program, Session, and its errors."""
+
+import pytest
+
+import compiler
+from compiler import CompileError, ParseError, SessionError, UnknownRelationError
+
+REACH = """
+.decl edge(x: number, y: number)
+.input edge
+.decl reach(x: number, y: number)
+.output reach
+reach(x, y) :- edge(x, y).
+reach(x, z) :- reach(x, y), edge(y, z).
+"""
+
+TYPED = """
+.decl t(n: number, u: unsigned, f: float, s: symbol)
+.input t
+copy(n, u, f, s) :- t(n, u, f, s).
+"""
+
+
+def session(text=REACH):
+    return compiler.compile_datalog(text).session()
+
+
+# ---- programs -----------------------------------------------------------------------------
+
+
+def test_program_outputs_inputs_and_relations():
+    program = compiler.compile_datalog(REACH)
+    assert program.outputs == ("reach",)
+    assert program.inputs == ("edge",)
+    assert set(program.relations) == {"edge", "reach"}
+    assert "fixpoint" in program.explain()
+
+
+def test_without_output_directives_every_derived_relation_is_an_output():
+    program = compiler.compile_datalog("a(x) :- e(x).\nb(x) :- a(x).\nf(1).")
+    assert program.outputs == ("a", "b")
+    assert program.inputs == ("e",)
+
+
+def test_compile_errors_are_compile_errors(tmp_path):
+    with pytest.raises(ParseError) as err:
+        compiler.compile_datalog("r(x) :- e(x)", "prog.dl")
+    assert isinstance(err.value, CompileError) and err.value.line == 1 and "prog.dl:1" in str(err.value)
+    path = tmp_path / "bad.dl"
+    path.write_text(".output nowhere\n")
+    with pytest.raises(UnknownRelationError) as err:
+        compiler.compile_file(path)
+    assert str(path) in str(err.value) and err.value.line == 1
+
+
+def test_compile_file_and_load_facts(tmp_path):
+    (tmp_path / "reach.dl").write_text(REACH)
+    (tmp_path / "edge.facts").write_text("1\t2\n2\t3\n")
+    s = compiler.compile_file(tmp_path / "reach.dl").session()
+    assert s.load_facts(tmp_path) == {"edge": 2}
+    s.commit()
+    assert s.read("reach") == [(1, 2), (1, 3), (2, 3)]
+    (tmp_path / "edge.facts").write_text("1\t2\t3\n")
+    with pytest.raises(SessionError, match="edge.facts:1"):
+        s.load_facts(tmp_path)
+
+
+# ---- the commit cycle -----------------------------------------------------------------------
+
+
+def test_commit_returns_only_changed_outputs_at_the_closed_time():
+    s = session()
+    s.insert("edge", [(1, 2), (2, 3)])
+    assert s.read("reach") == []  # nothing closed yet
+    assert s.commit() == {"reach": [((1, 2), 1), ((1, 3), 1), ((2, 3), 1)]}
+    assert s.time == 1
+    s.remove("edge", [(2, 3)])
+    s.insert("edge", [(3, 4)])
+    assert s.commit() == {"reach": [((1, 3), -1), ((2, 3), -1), ((3, 4), 1)]}
+    assert s.commit() == {}
+    assert s.read("reach") == [(1, 2), (3, 4)]
+    assert s.read("edge") == [(1, 2), (3, 4)]  # inputs can be read too
+
+
+def test_inputs_are_multisets_and_relations_sets():
+    s = session()
+    s.insert("edge", [(1, 2), (1, 2)])
+    s.commit()
+    assert s.read("edge") == [(1, 2)] and s.read("reach") == [(1, 2)]
+    s.remove("edge", [(1, 2)])
+    assert s.commit() == {}  # one copy left
+    s.remove("edge", [(1, 2)])
+    assert s.commit() == {"reach": [((1, 2), -1)]}
+
+
+def test_times_advance_to_and_change_log():
+    s = session()
+    s.insert("edge", [(1, 2)], time=0)
+    s.insert("edge", [(2, 3)], time=5)
+    s.remove("edge", [(1, 2)], time=7)
+    s.advance_to(6)
+    assert s.time == 6
+    assert s.read("reach") == [(1, 2), (1, 3), (2, 3)]
+    assert s.change_log("reach") == [((1, 2), 0, 1), ((1, 3), 5, 1), ((2, 3), 5, 1)]
+    assert s.commit() == {}  # time 6: nothing happened
+    s.advance_to(8)
+    assert s.read("reach") == [(2, 3)]
+    assert s.change_log("reach")[-2:] == [((1, 2), 7, -1), ((1, 3), 7, -1)]
+    assert s.change_log("edge") == [((1, 2), 0, 1), ((2, 3), 5, 1), ((1, 2), 7, -1)]
+
+
+def test_every_type_round_trips():
+    s = session(TYPED)
+    rows = [(-(2**63), 2**64 - 1, -0.5, "ünï"), (2**63 - 1, 0, 1e300, ""), (0, 2**63, 2, "tab\tnew\nline")]
+    s.insert("t", rows)
+    s.commit()
+    expected = sorted((n, u, float(f), sym) for n, u, f, sym in rows)
+    assert s.read("t") == s.read("copy") == expected
+
+
+def test_capture_outputs_only():
+    s = compiler.compile_datalog(REACH).session(capture="outputs")
+    s.insert("edge", [(1, 2)])
+    s.commit()
+    assert s.read("reach") == [(1, 2)]
+    with pytest.raises(SessionError, match="not captured"):
+        s.read("edge")
+    with pytest.raises(SessionError):
+        compiler.compile_datalog(REACH).session(capture="some")
+
+
+# ---- misuse: clear errors, state unchanged ---------------------------------------------------
+
+
+def assert_unchanged(s, expected_reach):
+    assert s.commit() == {}
+    assert s.read("reach") == expected_reach
+
+
+@pytest.fixture
+def loaded():
+    s = session()
+    s.insert("edge", [(1, 2)])
+    s.commit()
+    return s
+
+
+def test_unknown_relation(loaded):
+    with pytest.raises(SessionError, match="unknown relation 'edges'") as err:
+        loaded.insert("edges", [(1, 2)])
+    assert err.value.relation == "edges"
+    with pytest.raises(SessionError, match="unknown relation 'nope'"):
+        loaded.read("nope")
+    with pytest.raises(SessionError, match="unknown relation 'nope'"):
+        loaded.change_log("nope")
+    assert_unchanged(loaded, [(1, 2)])
+
+
+def test_rows_for_a_derived_relation(loaded):
+    with pytest.raises(SessionError, match="'reach' is not an input relation"):
+        loaded.insert("reach", [(5, 6)])
+    assert_unchanged(loaded, [(1, 2)])
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ([(2, 3), (3,)], r"row \(3,\) has 1 values, but 'edge' has 2 columns"),
+        ([(2, 3), (3, 4, 5)], "has 3 values"),
+        ([(2, 3), (3, "four")], r"column 'y' is a number and needs an integer, got 'four'"),
+        ([(2, 3), (3, 4.0)], "got 4.0"),
+        ([(2, 3), (True, 4)], "got True"),
+        ([(2, 3), (2**63, 4)], "got 9223372036854775808"),
+        ([(2, 3), 7], "is not a tuple"),
+    ],
+)
+def test_bad_rows_change_nothing(loaded, rows, message):
+    with pytest.raises(SessionError, match=message) as err:
+        loaded.insert("edge", rows)
+    assert err.value.relation == "edge" and "'edge'" in str(err.value)
+    with pytest.raises(SessionError, match=message):
+        loaded.remove("edge", rows)
+    assert_unchanged(loaded, [(1, 2)])
+
+
+def test_bad_values_of_each_type():
+    s = session(TYPED)
+    for row, message in [
+        ((1, -1, 0.5, "a"), "non-negative integer"),
+        ((1, 1, "x", "a"), "needs a number"),
+        ((1, 1, 0.5, 3), "needs a string"),
+    ]:
+        with pytest.raises(SessionError, match=message):
+            s.insert("t", [row])
+    s.insert("t", [(1, 1, 2, "a")])  # an int is a fine float
+    s.commit()
+    assert s.read("t") == [(1, 1, 2.0, "a")]
+
+
+def test_closed_times_are_rejected(loaded):
+    with pytest.raises(SessionError, match="time 0 is already closed"):
+        loaded.insert("edge", [(2, 3)], time=0)
+    with pytest.raises(SessionError, match="already closed"):
+        loaded.advance_to(0)
+    with pytest.raises(SessionError, match="must be an integer"):
+        loaded.insert("edge", [(2, 3)], time=1.5)
+    assert_unchanged(loaded, [(1, 2)])
