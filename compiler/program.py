@@ -168,21 +168,14 @@ class Session:
 
     def commit(self) -> dict[str, list[tuple[tuple, int]]]:
         """Close the open time; the outputs' changes at it, {name: [(row, diff), ...]}."""
-        closed = self._time
-        self._advance(closed + 1)
-        changes = {}
-        for name in self.program.outputs:
-            capture = self._built.captures.get(name)
-            found = capture.changes(since=closed, until=closed + 1)
-            if found:
-                changes[name] = sorted((self._decoded(name, row), diff) for row, _, diff in found)
-        return changes
+        return self._advance(self._time + 1)
 
     def advance_to(self, time: int) -> None:
         """Close every time before `time` (which becomes the open time)."""
         self._advance(self._check_time(time))
 
-    def _advance(self, time: int) -> None:
+    def _advance(self, time: int) -> dict[str, list[tuple[tuple, int]]]:
+        """Close the times before `time`; the outputs' changes at the newly closed times."""
         for handle in self._built.inputs.values():
             handle.advance_to(time)
         if self._constants_open:
@@ -191,6 +184,12 @@ class Session:
             self._constants_open = False
         self._built.dataflow.step()
         self._time = time
+        changes = {}
+        for name in self.program.outputs:
+            found = self._built.captures[name].drain(time)
+            if found:
+                changes[name] = sorted((self._decoded(name, row), diff) for row, diff in found)
+        return changes
 
     # ---- output ----
 

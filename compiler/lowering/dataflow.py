@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from runtime import Dataflow, iterate
 
+from compiler.lowering.capture import ChangeCapture
 from compiler.lowering.columns import predicate, projection, runtime_types
 from compiler.plan import (
     Aggregate,
@@ -81,7 +82,8 @@ class _Context:
 
 
 def build_dataflow(plan: Plan, capture=None) -> Built:
-    """The dataflow computing `plan`; captures the named relations (default: every input and binding)."""
+    """The dataflow computing `plan`; captures the named relations (default: every input and
+    binding), the plan's outputs as ChangeCaptures (compiler.lowering.capture)."""
     return _Lowering(plan).build(capture)
 
 
@@ -106,9 +108,9 @@ class _Lowering:
                 self.bindings[step.name] = self.exact(step.body, self.root)
         built = Built(self.df, {n: h for n, (h, _) in self.inputs.items()}, self.constants)
         names = list(self.plan.inputs) + list(self.bindings) if capture is None else capture
-        for name in dict.fromkeys(names):
+        for name in dict.fromkeys(list(names) + list(self.plan.outputs)):
             collection = self.bindings[name] if name in self.bindings else self.inputs[name][1]
-            built.captures[name] = collection.capture()
+            built.captures[name] = ChangeCapture(collection) if name in self.plan.outputs else collection.capture()
         return built
 
     # ---- fixpoints ----

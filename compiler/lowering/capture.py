@@ -1,0 +1,50 @@
+"""Captures that also hand out only what is new, for sessions.
+
+A session reports, at each commit, the changes of every output at the time it
+closes. A plain runtime capture answers that by consolidating everything it
+ever received and filtering by time, which costs as much as the relation's
+whole history on every commit. `ChangeCapture` keeps, besides the history
+(for `read` and `change_log`), the batches received since it was last
+drained: `drain(until)` consolidates just those with times before `until`,
+so a commit costs what changed, not what exists.
+"""
+
+from __future__ import annotations
+
+from runtime import Capture
+from runtime.batch import Batch
+from runtime.operators.basic import as_batch
+from runtime.operators.capture import CaptureOp
+
+
+class _ChangeCaptureOp(CaptureOp):
+    def __init__(self, dataflow, stream, types):
+        self.recent: list[Batch] = []
+        super().__init__(dataflow, stream, types)
+
+    def run(self):
+        received = [as_batch(m) for m in self.receive(0)]
+        self.batches.extend(received)
+        self.recent.extend(received)
+        if len(self.batches) > 64:
+            self.batches = [Batch.concat(self.batches).consolidate()]
+
+
+class ChangeCapture(Capture):
+    def __init__(self, collection):
+        super().__init__(_ChangeCaptureOp(collection.dataflow, collection.stream, collection.types))
+
+    def drain(self, until: int) -> list[tuple[tuple, int]]:
+        """Consolidated (row, diff) of the updates not yet drained with times before `until`."""
+        recent = self.op.recent
+        if not recent:
+            return []
+        batch = Batch.concat(recent)
+        due = batch.time[0] < until
+        self.op.recent = [] if due.all() else [batch.take(~due)]
+        batch = batch.take(due).consolidate()
+        if not len(batch):
+            return []
+        rows = self.codec.decode_rows(batch.data, self.types)
+        return list(zip(rows, batch.diff.tolist()))
+
