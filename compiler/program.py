@@ -133,12 +133,14 @@ class Session:
         info = self.program.relations[relation]
         when = self._check_time(time, relation)
         rows = rows if isinstance(rows, list) else list(rows)
-        for row in rows:
-            _check_row(row, info)
-        rows = [tuple(r) for r in rows]
-        if "unsigned" in info.types:  # stored as the int64 with the same bits
-            rows = [_to_int64(r, info.types) for r in rows]
-        data = self._built.dataflow.codec.encode_rows(rows, runtime_types(info.types))
+        data = _integer_block(rows, info)
+        if data is None:  # the general path: check value by value, then encode
+            for row in rows:
+                _check_row(row, info)
+            rows = [tuple(r) for r in rows]
+            if "unsigned" in info.types:  # stored as the int64 with the same bits
+                rows = [_to_int64(r, info.types) for r in rows]
+            data = self._built.dataflow.codec.encode_rows(rows, runtime_types(info.types))
         handle.update_columns(data, diff, when)
 
     def _input(self, relation: str):
@@ -228,6 +230,22 @@ class Session:
 
 
 _TYPE_WORDS = {"number": "an integer", "unsigned": "a non-negative integer", "float": "a number", "symbol": "a string"}
+
+
+def _integer_block(rows: list, info: RelationInfo) -> np.ndarray | None:
+    """The (arity, n) int64 block of rows of a number-only relation, if every row is a
+    tuple of Python ints that fit; None means: take the general path (which explains)."""
+    if any(t != "number" for t in info.types):
+        return None
+    arity = info.arity
+    if not all(type(row) is tuple and len(row) == arity for row in rows):
+        return None
+    if not all(type(v) is int for row in rows for v in row):
+        return None
+    try:
+        return np.array(rows, dtype=np.int64).reshape(len(rows), arity).T.copy()
+    except OverflowError:
+        return None
 
 
 def _check_row(row, info: RelationInfo) -> None:
