@@ -246,3 +246,33 @@ def test_planner_options_do_not_change_answers(options):
     text = EDGES + "t(x, y) :- e(x, y).\nt(x, z) :- t(x, y), e(y, z), x != z."
     r = run(text, {"e": [(1, 2), (2, 3), (3, 1)]}, **options)
     assert read(r, "t") == [(1, 2), (1, 3), (2, 1), (2, 3), (3, 1), (3, 2)]
+
+
+# ---- corners ----------------------------------------------------------------------------------------
+
+
+def test_min_aggregate_inside_recursion():
+    text = EDGES + "dist(1, 0).\ndist(y, m) :- e(_, y), m = min k + 1 : { dist(x, k), e(x, y) }."
+    r = run(text, {"e": [(1, 2), (2, 3), (1, 3), (3, 4)]})
+    assert dict(read(r, "dist")) == {1: 0, 2: 1, 3: 1, 4: 2}
+    r.remove("e", [(1, 3)])
+    r.commit()
+    assert dict(read(r, "dist")) == {1: 0, 2: 1, 3: 2, 4: 3}
+
+
+def test_nested_aggregates():
+    text = EDGES + "most(n) :- n = max c : { e(x, _), c = count : { e(x, _) } }."
+    r = run(text, {"e": [(1, 2), (1, 3), (2, 3)]})
+    assert read(r, "most") == [(2,)]
+
+
+def test_declared_but_unused_relations_and_inputs_with_facts():
+    text = ".decl unused(x: number)\n.decl e(x: number, y: number)\n.input e\ne(1, 2).\nr(y) :- e(_, y)."
+    r = run(text, {"e": [(2, 3)]})
+    assert read(r, "unused") == []
+    assert read(r, "e") == [(1, 2), (2, 3)]
+    assert read(r, "r") == [(2,), (3,)]
+    r.insert("e", [(1, 2)])  # the same row as a fact
+    r.remove("e", [(1, 2)])
+    r.commit()
+    assert read(r, "e") == [(1, 2), (2, 3)]
