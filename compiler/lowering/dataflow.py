@@ -96,7 +96,7 @@ class _Lowering:
         self.inputs: dict[str, tuple] = {}
         self.bindings: dict[str, object] = {}  # binding name -> root collection (exact columns)
         self.constants: list = []
-        self._depends: dict[tuple[int, frozenset], bool] = {}
+        self._depends: dict[tuple[Node, frozenset], bool] = {}
 
     def build(self, capture) -> Built:
         for name, types in self.plan.inputs.items():
@@ -142,7 +142,7 @@ class _Lowering:
         return None
 
     def _reads(self, node: Node, names: frozenset) -> bool:
-        key = (id(node), names)
+        key = (node, names)
         if key not in self._depends:
             own = isinstance(node, Ref) and node.name in names
             self._depends[key] = own or any(self._reads(c, names) for c in node.children())

@@ -31,7 +31,9 @@ def plan_datalog(program: CheckedProgram) -> Plan:
     facts_of: dict[str, list[Fact]] = {}
     for fact in program.facts:
         facts_of.setdefault(fact.relation, []).append(fact)
-    bound = {name for name, info in relations.items() if not (info.is_input and name not in rules_of and name not in facts_of)}
+    # An output is a binding even if it is only an input: outputs report changes of a set.
+    pure_inputs = {n for n, info in relations.items() if info.is_input and n not in rules_of and n not in facts_of}
+    bound = {name for name in relations if name not in pure_inputs or name in program.outputs}
 
     def relation_node(name: str, span=None):
         types = relations[name].types

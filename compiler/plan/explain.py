@@ -9,7 +9,7 @@ written in full the first time, tagged `[n]`, and as `[n]` afterwards.
 from __future__ import annotations
 
 from compiler.plan.expr import show
-from compiler.plan.nodes import Aggregate, Antijoin, Distinct, Filter, Join, Node, Project, Ref, Scan, Union, Values, walk
+from compiler.plan.nodes import Aggregate, Antijoin, Distinct, Filter, Join, Node, Project, Ref, Scan, Union, Values
 from compiler.plan.program import Fixpoint, Plan
 
 
@@ -87,4 +87,4 @@ def describe(n: Node) -> str:
     return type(n).__name__
 
 
-__all__ = ["explain", "explain_node", "describe", "walk"]
+__all__ = ["explain", "explain_node", "describe"]
