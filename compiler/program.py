@@ -35,6 +35,7 @@ failed call leaves the session as it was.
 from __future__ import annotations
 
 import csv
+import gc
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +64,15 @@ def compile_datalog(text: str, source_name: str = "<string>", **planner_options)
     Planner options: `join_order="greedy"` (default) or `"source"`; `optimize=False`
     skips the optimizer (for testing it).
     """
-    return Program(check_datalog(text, source_name), **planner_options)
+    # Compiling allocates many small acyclic objects; the cycle collector's passes over a
+    # large heap (a test run, a notebook) would cost more than the compiling itself.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return Program(check_datalog(text, source_name), **planner_options)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def compile_file(path, **planner_options) -> "Program":

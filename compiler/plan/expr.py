@@ -50,13 +50,16 @@ class Call:
     op: str
     args: tuple["Expr", ...]
     type: str = field(init=False)
-    # Derived once: the columns read, and the hash (trees are hashed and compared often).
+    # Derived once: the Cols read, their indexes, and the hash (trees are hashed and compared often).
+    cols: frozenset = field(init=False, compare=False, repr=False)
     reads: frozenset = field(init=False, compare=False, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "args", tuple(self.args))
         object.__setattr__(self, "type", result_type(self.op, tuple(a.type for a in self.args)))
-        object.__setattr__(self, "reads", frozenset().union(*(columns(a) for a in self.args)))
+        cols = frozenset().union(*(a.cols if isinstance(a, Call) else (a,) if isinstance(a, Col) else () for a in self.args))
+        object.__setattr__(self, "cols", cols)
+        object.__setattr__(self, "reads", frozenset(c.index for c in cols))
         object.__setattr__(self, "_hash", hash((self.op, self.args)))
 
     def __hash__(self):

@@ -22,12 +22,11 @@ multiplies them, Distinct makes a set. A program's relations are sets
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 from compiler.plan.errors import PlanError
-from compiler.plan.expr import Col, Expr, columns
+from compiler.plan.expr import Call, Col, Const, Expr
 from compiler.plan.ops import BOOL, COLUMN_TYPES, FLOAT, NUMBER, NUMERIC
-from compiler.plan.expr import Const
 
 AGGREGATES = ("count", "sum", "min", "max", "mean")
 
@@ -36,6 +35,7 @@ def node(cls):
     """Make `cls` a frozen dataclass whose hash is computed once and whose equality checks it first."""
     cls = dataclass(frozen=True)(cls)
     cls._key_fields = tuple(f.name for f in fields(cls) if f.compare)
+    cls._init_fields = tuple(f.name for f in fields(cls) if f.init)
     cls.__hash__ = Node.__hash__
     cls.__eq__ = Node.__eq__
     return cls
@@ -45,6 +45,7 @@ class Node:
     span: object
     types: tuple[str, ...]
     _key_fields: tuple[str, ...] = ()
+    _init_fields: tuple[str, ...] = ()
     _child_fields: tuple[str, ...] = ()  # fields holding a Node; "inputs" holds a tuple of them
 
     def _key(self) -> tuple:
@@ -85,9 +86,27 @@ class Node:
         old = self.children()
         if len(children) == len(old) and all(a is b for a, b in zip(children, old)):
             return self
+        values = {name: getattr(self, name) for name in self._init_fields}
         if self._child_fields == ("inputs",):
-            return replace(self, inputs=children)
-        return replace(self, **dict(zip(self._child_fields, children)))
+            values["inputs"] = children
+        else:
+            values.update(zip(self._child_fields, children))
+        return type(self)(**values)
+
+    def with_equal_children(self, children) -> "Node":
+        """The same node over children *equal* to its own (other objects): no checks needed."""
+        children = tuple(children)
+        old = self.children()
+        if all(a is b for a, b in zip(children, old)):
+            return self
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        if self._child_fields == ("inputs",):
+            copy.__dict__["inputs"] = children
+        else:
+            copy.__dict__.update(zip(self._child_fields, children))
+        copy.__dict__["_children"] = children
+        return copy
 
 
 def _span():
@@ -107,19 +126,12 @@ def _check_types(types, what: str) -> tuple[str, ...]:
 
 
 def _check_expr(expr: Expr, types: tuple[str, ...], what: str) -> None:
-    for i in columns(expr):
-        if i >= len(types):
-            raise PlanError(f"{what}: column #{i} is out of range for {len(types)} columns")
-    _check_col_types(expr, types, what)
-
-
-def _check_col_types(expr, types, what):
-    if isinstance(expr, Col):
-        if types[expr.index] != expr.type:
-            raise PlanError(f"{what}: column #{expr.index} is {types[expr.index]}, not {expr.type}")
-    elif not isinstance(expr, Const):
-        for a in expr.args:
-            _check_col_types(a, types, what)
+    cols = expr.cols if isinstance(expr, Call) else (expr,) if isinstance(expr, Col) else ()
+    for c in cols:
+        if c.index >= len(types):
+            raise PlanError(f"{what}: column #{c.index} is out of range for {len(types)} columns")
+        if types[c.index] != c.type:
+            raise PlanError(f"{what}: column #{c.index} is {types[c.index]}, not {c.type}")
 
 
 def _check_keys(left, right, keys, what: str) -> tuple[tuple[int, int], ...]:

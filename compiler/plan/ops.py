@@ -10,10 +10,10 @@ Integer arithmetic wraps at 64 bits.
 Every op is total, so expressions can be moved, merged and dropped freely.
 Where Soufflé would abort -- integer division or remainder by zero, a
 negative integer exponent, `to_number` of a string that is not an integer,
-`substr` outside the string -- the op returns a placeholder (0, or "") and
-`domain(op, args)` gives the conditions under which the op means something;
-front ends filter on them (compiler.plan.expr.domain), so a rule simply does
-not fire for such a row.
+`substr` outside the string -- the op returns a placeholder (0, or "");
+compiler.plan.expr.domain gives the conditions under which an expression
+means something, and front ends filter on them, so a rule simply does not
+fire for such a row (`is_number` is the op that domain needs for to_number).
 
 Symbol ops (cat, strlen, substr, to_number, to_string, contains, match) run
 Python code once per *distinct* argument tuple of a batch, then spread the

@@ -43,11 +43,12 @@ def fold_expr(expr):
     if not isinstance(expr, Call):
         return expr
     args = tuple(fold_expr(a) for a in expr.args)
+    constant = [isinstance(a, Const) for a in args]
+    if not any(constant):
+        return expr if all(a is b for a, b in zip(args, expr.args)) else Call(expr.op, args)
     if expr.op in ("and", "or", "not"):
         return _fold_logic(expr.op, args)
-    if all(isinstance(a, Const) for a in args):
-        return _evaluate(expr.op, args)
-    return Call(expr.op, args)
+    return _evaluate(expr.op, args) if all(constant) else Call(expr.op, args)
 
 
 def _fold_logic(op: str, args):

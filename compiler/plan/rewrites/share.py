@@ -13,10 +13,18 @@ from __future__ import annotations
 
 from compiler.plan.nodes import Node
 from compiler.plan.program import Plan
-from compiler.plan.rewrites.walk import bottom_up
 
 
 def share(plan: Plan, **options) -> Plan:
     canonical: dict[Node, Node] = {}
     memo: dict[int, Node] = {}
-    return plan.map_bodies(lambda body: bottom_up(body, lambda n: canonical.setdefault(n, n), memo))
+
+    def intern(node: Node) -> Node:
+        done = memo.get(id(node))
+        if done is None:
+            # The children become their canonical equals: the node is equal to itself, unchecked.
+            rebuilt = node.with_equal_children(intern(c) for c in node.children())
+            done = memo[id(node)] = canonical.setdefault(rebuilt, rebuilt)
+        return done
+
+    return plan.map_bodies(intern)
