@@ -23,7 +23,8 @@ from runtime.worker import Operator
 
 def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool) -> Batch | None:
     """delta x trace as a Batch of (key, delta vals, trace vals) or the reverse order."""
-    owner, found = trace.lookup(delta.keyhash, delta.key)
+    found = trace.lookup(delta.keyhash, delta.key)
+    owner = found.owner
     if not len(owner):
         return None
     key = delta.key[:, owner]

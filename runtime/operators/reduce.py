@@ -24,9 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT
-from runtime.grouping import run_starts, sort_rows, fresh_pairs, minimal_times, pairs_by_group, sum_by, unique_pairs
+from runtime.grouping import minimal_times, run_starts, sort_rows, sum_by, unique_pairs
+from runtime.operators import reduce_kernels as kernels
 from runtime.operators.arrange import Arranged
-from runtime.times import Antichain
+from runtime.times import ALTNEU, Antichain
 from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
 
@@ -146,6 +147,7 @@ class ReduceOp(Operator):
         self.reducer = reducer
         lat = source.stream.lattice
         self.lattice = lat
+        self._alt = np.array([layer == ALTNEU for layer in lat.layers], dtype=np.bool_)
         self.in_trace = source.trace
         self.in_handle = source.trace.new_handle()
         self.out_trace = Trace(lat, source.key_arity, reducer.out_arity, name=f"{label} output")
@@ -189,7 +191,7 @@ class ReduceOp(Operator):
         self._hold(frontier)
 
     def _hold(self, frontier: Antichain) -> None:
-        if len(self.pending_hash):
+        if len(self.pending_hash) > 1:
             # Keep each pending (key, time) once.
             rows = np.concatenate([self.pending_key, self.pending_time], axis=0)
             order = sort_rows(self.pending_hash, rows)
@@ -205,6 +207,7 @@ class ReduceOp(Operator):
 
     def _process(self, keyhash, key, time, frontier: Antichain) -> None:
         lat = self.lattice
+        alt = self._alt
         # Distinct keys, each with an index g.
         order = sort_rows(keyhash, key)
         starts = run_starts(keyhash[order], key[:, order])
@@ -217,26 +220,15 @@ class ReduceOp(Operator):
 
         # Histories, advanced to what has already been processed.
         since = self.in_handle.frontier
-        i_owner, i_hist = self.in_trace.lookup(ukeyhash, ukey)
-        o_owner, o_hist = self.out_trace.lookup(ukeyhash, ukey)
-        i_time = lat.advance_by(i_hist.time, since)
-        o_time = lat.advance_by(o_hist.time, since)
+        i_hist = self.in_trace.lookup(ukeyhash, ukey)
+        o_hist = self.out_trace.lookup(ukeyhash, ukey)
+        i_g, i_vid, i_vals, i_time, i_diff = _by_value(i_hist.owner, i_hist.val, lat.advance_by(i_hist.time, since), i_hist.diff)
+        o_g, o_vid, o_vals, o_time, o_diff = _by_value(o_hist.owner, o_hist.val, lat.advance_by(o_hist.time, since), o_hist.diff)
 
         # Interesting times: the join-closure of the new times with the history.
-        cand_g, cand_t = unique_pairs(gid, time)
-        hist_g, hist_t = unique_pairs(np.concatenate([i_owner, o_owner]).astype(INT), np.concatenate([i_time, o_time], axis=1))
-        new_g, new_t = cand_g, cand_t
-        while len(new_g):
-            pool_g = np.concatenate([hist_g, cand_g])
-            pool_t = np.concatenate([hist_t, cand_t], axis=1)
-            order = np.argsort(pool_g, kind="stable")
-            a, b = pairs_by_group(new_g, pool_g[order])
-            b = order[b]
-            joined = lat.join_arrays(new_t[:, a], pool_t[:, b])
-            new_g, new_t = fresh_pairs(cand_g, cand_t, new_g[a], joined)
-            if len(new_g):
-                cand_g, cand_t = unique_pairs(np.concatenate([cand_g, new_g]), np.concatenate([cand_t, new_t], axis=1))
-
+        new_g, new_t = unique_pairs(gid, time)
+        hist_g, hist_t = unique_pairs(np.concatenate([i_g, o_g]), np.concatenate([i_time, o_time], axis=1))
+        cand_g, cand_t = kernels.interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt)
         later = frontier.in_advance_mask(cand_t)
         if later.any():
             self.pending_hash = np.concatenate([self.pending_hash, ukeyhash[cand_g[later]]])
@@ -245,73 +237,48 @@ class ReduceOp(Operator):
             cand_g, cand_t = cand_g[~later], cand_t[:, ~later]
         if not len(cand_g):
             return
-        ncand = len(cand_g)  # sorted by group, then time
+        # Process each key's times in lexicographic order, a linear extension.
+        cand_g, cand_t = unique_pairs(cand_g, cand_t)
 
         # Input accumulated at each candidate time, then the desired output.
-        acc_c, acc_v, acc_d = self._accumulate(cand_g, cand_t, i_owner, i_hist.val, i_time, i_hist.diff)
+        acc_c, acc_v, acc_d = kernels.accumulate(ngroups, cand_g, cand_t, i_g, i_vid, i_time, i_diff, alt)
         if isinstance(self.reducer, PythonReducer):
             self.reducer.keys = ukey[:, cand_g]
-        want_c, want_v, want_d = self.reducer(acc_c, acc_v, acc_d)
-        have_c, have_v, have_d = self._accumulate(cand_g, cand_t, o_owner, o_hist.val, o_time, o_hist.diff)
+        want_c, want_v, want_d = self.reducer(acc_c, i_vals[:, acc_v], acc_d)
+        have_c, have_v, have_d = kernels.accumulate(ngroups, cand_g, cand_t, o_g, o_vid, o_time, o_diff, alt)
         res_c, res_v, res_d = sum_by(
-            np.concatenate([want_c, have_c]), np.concatenate([want_v, have_v], axis=1), np.concatenate([want_d, -have_d]))
+            np.concatenate([want_c, have_c]), np.concatenate([want_v, o_vals[:, have_v]], axis=1), np.concatenate([want_d, -have_d]))
+        if not len(res_c):
+            return
 
-        # Corrections: residual minus the corrections already made at earlier times.
-        first = np.ones(ncand, dtype=bool)
-        first[1:] = cand_g[1:] != cand_g[:-1]
-        chain = first[1:] | lat.le_arrays(cand_t[:, :-1], cand_t[:, 1:])
-        if chain.all():
-            nxt = np.flatnonzero(~first)  # candidate i has a successor i+1... shift by one
-            has_next = np.zeros(ncand, dtype=bool)
-            has_next[nxt - 1] = True
-            moved = has_next[res_c]
-            out_c, out_v, out_d = sum_by(
-                np.concatenate([res_c, res_c[moved] + 1]),
-                np.concatenate([res_v, res_v[:, moved]], axis=1),
-                np.concatenate([res_d, -res_d[moved]]))
-        else:
-            out_c, out_v, out_d = self._corrections_by_rank(cand_g, cand_t, first, res_c, res_v, res_d)
+        # Corrections: the residual minus corrections already made at earlier times.
+        res_g = cand_g[res_c]
+        order = sort_rows(res_g, res_v)
+        starts = run_starts(res_g[order], res_v[:, order])
+        marks = np.zeros(len(order), INT)
+        marks[starts] = 1
+        res_vid = np.empty(len(order), INT)
+        res_vid[order] = np.cumsum(marks) - 1
+        out_c, out_vid, out_d = kernels.corrections(ngroups, cand_g, cand_t, res_c, res_vid, res_d, alt)
         if not len(out_c):
             return
+        out_v = res_v[:, order[starts]][:, out_vid]
         out = ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d, keyhash=ukeyhash[cand_g[out_c]])
         self.out_trace.insert(out)
         self.send(out)
 
-    def _accumulate(self, cand_g, cand_t, owner, val, htime, diff):
-        """(candidate, val, count): the history of each candidate's key summed up to its time."""
-        order = np.argsort(owner, kind="stable")
-        c, h = pairs_by_group(cand_g, owner[order].astype(INT))
-        h = order[h]
-        if len(c):
-            le = self.lattice.le_arrays(htime[:, h], cand_t[:, c])
-            c, h = c[le], h[le]
-        return sum_by(c.astype(INT), val[:, h], diff[h])
 
-    def _corrections_by_rank(self, cand_g, cand_t, first, res_c, res_v, res_d):
-        """General partial orders: process each key's k-th time together, k = 0, 1, ..."""
-        lat = self.lattice
-        start_of = np.maximum.accumulate(np.where(first, np.arange(len(cand_g)), 0))
-        rank = np.arange(len(cand_g)) - start_of
-        made_c, made_v, made_d = res_c[:0], res_v[:, :0], res_d[:0]
-        for r in range(int(rank.max()) + 1):
-            current = np.flatnonzero(rank == r)
-            in_cur = np.zeros(len(cand_g), dtype=bool)
-            in_cur[current] = True
-            sel = in_cur[res_c]
-            parts_c, parts_v, parts_d = [res_c[sel]], [res_v[:, sel]], [res_d[sel]]
-            if len(made_c):
-                # Corrections already made at times <= the current candidate's.
-                made_g = cand_g[made_c]
-                order = np.argsort(made_g, kind="stable")
-                c, m = pairs_by_group(cand_g[current], made_g[order])
-                m = order[m]
-                le = lat.le_arrays(cand_t[:, made_c[m]], cand_t[:, current[c]])
-                c, m = c[le], m[le]
-                parts_c.append(current[c])
-                parts_v.append(made_v[:, m])
-                parts_d.append(-made_d[m])
-            cc, cv, cd = sum_by(np.concatenate(parts_c), np.concatenate(parts_v, axis=1), np.concatenate(parts_d))
-            made_c = np.concatenate([made_c, cc])
-            made_v = np.concatenate([made_v, cv], axis=1)
-            made_d = np.concatenate([made_d, cd])
-        return made_c, made_v, made_d
+def _by_value(owner, val, time, diff):
+    """History sorted by (group, value), with value ids contiguous per group.
+
+    Returns (group, value id, value table, time, diff); value id i is column i of
+    the table.
+    """
+    owner = owner.astype(INT)
+    order = sort_rows(owner, val)
+    owner, val, time, diff = owner[order], val[:, order], time[:, order], diff[order]
+    starts = run_starts(owner, val)
+    marks = np.zeros(len(owner), INT)
+    if len(owner):
+        marks[starts] = 1
+    return owner, np.cumsum(marks) - 1, val[:, starts], time, diff

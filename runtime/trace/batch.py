@@ -12,10 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT, Batch, key_hash
-from runtime.grouping import expand_ranges, run_starts, sort_rows
-
-
-_NONE = np.zeros(0, dtype=np.intp)
+from runtime.trace.kernels import arrange_order, lookup_positions, merge_order
 
 
 class ArrangedBatch:
@@ -41,28 +38,12 @@ class ArrangedBatch:
 
     @staticmethod
     def build(key: np.ndarray, val: np.ndarray, time: np.ndarray, diff: np.ndarray, keyhash=None) -> "ArrangedBatch":
-        """Sort by key and consolidate identical (key, val, time) updates."""
+        """Sort into arranged order and consolidate identical (key, val, time) updates."""
         if keyhash is None:
             keyhash = key_hash(key)
-        n = len(diff)
-        if n <= 1:
-            keep = diff != 0
-            return ArrangedBatch(keyhash[keep], key[:, keep], val[:, keep], time[:, keep], diff[keep])
-        rows = np.concatenate([key, val, time], axis=0)
-        order = sort_rows(keyhash, rows)
-        starts = run_starts(keyhash[order], rows[:, order])
-        if len(starts) == n:
-            index = order
-            summed = diff[order]
-            keep = summed != 0
-            if keep.all():
-                return ArrangedBatch(keyhash[index], key[:, index], val[:, index], time[:, index], summed)
-            index, summed = index[keep], summed[keep]
-            return ArrangedBatch(keyhash[index], key[:, index], val[:, index], time[:, index], summed)
-        summed = np.add.reduceat(diff[order], starts)
-        keep = summed != 0
-        index = order[starts[keep]]
-        return ArrangedBatch(keyhash[index], key[:, index], val[:, index], time[:, index], summed[keep])
+        cols = np.concatenate([key, val], axis=0)
+        pos, summed = arrange_order(keyhash, cols, time, diff)
+        return ArrangedBatch(keyhash[pos], key[:, pos], val[:, pos], time[:, pos], summed)
 
     @staticmethod
     def from_batch(batch: Batch, key_arity: int) -> "ArrangedBatch":
@@ -70,17 +51,24 @@ class ArrangedBatch:
 
     @staticmethod
     def merge(batches: list["ArrangedBatch"], advance=None) -> "ArrangedBatch":
-        """One batch with the updates of all; times first mapped by `advance`."""
+        """One batch with the updates of all; times first mapped by `advance`.
+
+        Advancing times leaves the (key, value) order intact, so two batches
+        merge linearly.
+        """
+        keyhash = np.concatenate([b.keyhash for b in batches])
+        key = np.concatenate([b.key for b in batches], axis=1)
+        val = np.concatenate([b.val for b in batches], axis=1)
         time = np.concatenate([b.time for b in batches], axis=1)
+        diff = np.concatenate([b.diff for b in batches])
         if advance is not None:
             time = advance(time)
-        return ArrangedBatch.build(
-            np.concatenate([b.key for b in batches], axis=1),
-            np.concatenate([b.val for b in batches], axis=1),
-            time,
-            np.concatenate([b.diff for b in batches]),
-            keyhash=np.concatenate([b.keyhash for b in batches]),
-        )
+        cols = np.concatenate([key, val], axis=0)
+        if len(batches) == 2:
+            pos, summed = merge_order(keyhash, cols, time, diff, len(batches[0]))
+        else:
+            pos, summed = arrange_order(keyhash, cols, time, diff)
+        return ArrangedBatch(keyhash[pos], key[:, pos], val[:, pos], time[:, pos], summed)
 
     def take(self, index) -> "ArrangedBatch":
         return ArrangedBatch(self.keyhash[index], self.key[:, index], self.val[:, index], self.time[:, index], self.diff[index])
@@ -90,19 +78,4 @@ class ArrangedBatch:
 
     def lookup(self, probe_hash: np.ndarray, probe_key: np.ndarray):
         """Pairs (probe index, position here) of updates whose key equals the probe's."""
-        keyhash = self.keyhash
-        lo = np.searchsorted(keyhash, probe_hash, "left")
-        hi = np.searchsorted(keyhash, probe_hash, "right")
-        counts = hi - lo
-        if not counts.any():
-            return _NONE, _NONE
-        if counts.max() == 1:
-            owner = np.flatnonzero(counts)
-            pos = lo[owner]
-        else:
-            owner, pos = expand_ranges(lo, hi)
-        if probe_key.shape[0] > 1:
-            same = np.all(probe_key[:, owner] == self.key[:, pos], axis=0)
-            if not same.all():
-                owner, pos = owner[same], pos[same]
-        return owner, pos
+        return lookup_positions(self.keyhash, self.key, probe_hash, probe_key)

@@ -10,15 +10,24 @@ cancel once their times are indistinguishable disappear.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
+from runtime.trace.kernels import lookup_gather
 
-# Batches smaller than this merge unconditionally: tiny batches cost a numpy
-# call per lookup, and merging them is cheap.
-_SMALL = 64
-_NONE = np.zeros(0, dtype=np.intp)
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+class Matches(NamedTuple):
+    """Updates found by a lookup: the probe each matched, and its val, time, diff."""
+
+    owner: np.ndarray
+    val: np.ndarray
+    time: np.ndarray
+    diff: np.ndarray
 
 
 class TraceHandle:
@@ -77,7 +86,7 @@ class Trace:
 
     def _maintain(self) -> None:
         batches = self.batches
-        while len(batches) >= 2 and (len(batches[-2]) <= 2 * len(batches[-1]) or len(batches[-2]) < _SMALL):
+        while len(batches) >= 2 and len(batches[-2]) <= 2 * len(batches[-1]):
             newest = batches.pop()
             batches[-1] = self._merge([batches[-1], newest])
 
@@ -91,26 +100,22 @@ class Trace:
             merged = self._merge(self.batches)
             self.batches = [merged] if len(merged) else []
 
-    def lookup(self, probe_hash: np.ndarray, probe_key: np.ndarray):
-        """All updates whose key equals a probe key: (probe index, key, val, time, diff)."""
-        owners, parts = [], []
-        if not len(probe_hash):
-            return _NONE, ArrangedBatch.empty(self.key_arity, self.val_arity, self.lattice.depth)
-        for b in self.batches:
-            owner, pos = b.lookup(probe_hash, probe_key)
-            if len(pos):
-                owners.append(owner)
-                parts.append(b.take(pos))
-        if not parts:
-            return _NONE, ArrangedBatch.empty(self.key_arity, self.val_arity, self.lattice.depth)
-        if len(parts) == 1:
-            return owners[0], parts[0]
-        return np.concatenate(owners), ArrangedBatch(
-            np.concatenate([p.keyhash for p in parts]),
-            np.concatenate([p.key for p in parts], axis=1),
-            np.concatenate([p.val for p in parts], axis=1),
-            np.concatenate([p.time for p in parts], axis=1),
-            np.concatenate([p.diff for p in parts]),
+    def lookup(self, probe_hash: np.ndarray, probe_key: np.ndarray) -> "Matches":
+        """All updates whose key equals a probe key, as `Matches`."""
+        found = [
+            lookup_gather(b.keyhash, b.key, b.val, b.time, b.diff, probe_hash, probe_key)
+            for b in self.batches
+        ] if len(probe_hash) else []
+        found = [f for f in found if len(f[0])]
+        if len(found) == 1:
+            return Matches(*found[0])
+        if not found:
+            return Matches(_NONE, np.zeros((self.val_arity, 0), np.int64), np.zeros((self.lattice.depth, 0), np.int64), _NONE)
+        return Matches(
+            np.concatenate([f[0] for f in found]),
+            np.concatenate([f[1] for f in found], axis=1),
+            np.concatenate([f[2] for f in found], axis=1),
+            np.concatenate([f[3] for f in found]),
         )
 
     def contents(self) -> ArrangedBatch:

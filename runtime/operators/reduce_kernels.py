@@ -1,0 +1,272 @@
+"""Compiled per-key loops of `reduce`: interesting times, accumulation, corrections.
+
+These are the genuinely irregular parts of differential dataflow's reduce: each
+key has its own small set of times, partially ordered, and what happens at one
+time depends on the others. Written as numba-compiled loops over arrays sorted
+by group, they cost one call per batch instead of dozens of numpy calls per
+step. Times are columns of a (depth, n) int64 array; `alt[k]` marks coordinate
+k as an AltNeu flag (compared only when the coordinates before it are equal).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from runtime.trace.kernels import I, M, V, nt
+
+B = nt.Array(nt.boolean, 1, "A")
+
+_JIT = dict(cache=True, nogil=True)
+
+
+@numba.njit(**_JIT)
+def _le(ta, ia, tb, ib, alt):
+    """ta[:, ia] <= tb[:, ib] in the lattice described by `alt`."""
+    d = ta.shape[0]
+    k = d - 1
+    while k >= 0:
+        if alt[k]:
+            same = True
+            for j in range(k):
+                if ta[j, ia] != tb[j, ib]:
+                    same = False
+                    break
+            if same:
+                return ta[k, ia] <= tb[k, ib]
+        elif ta[k, ia] > tb[k, ib]:
+            return False
+        k -= 1
+    return True
+
+
+@numba.njit(**_JIT)
+def _join_into(ta, ia, tb, ib, alt, out, io):
+    """out[:, io] = join(ta[:, ia], tb[:, ib])."""
+    d = ta.shape[0]
+    for k in range(d):
+        if alt[k]:
+            a_is = True
+            b_is = True
+            for j in range(k):
+                if out[j, io] != ta[j, ia]:
+                    a_is = False
+                if out[j, io] != tb[j, ib]:
+                    b_is = False
+            out[k, io] = 1 if (a_is and ta[k, ia] == 1) or (b_is and tb[k, ib] == 1) else 0
+        else:
+            out[k, io] = max(ta[k, ia], tb[k, ib])
+
+
+@numba.njit(**_JIT)
+def _same(ta, ia, tb, ib):
+    for k in range(ta.shape[0]):
+        if ta[k, ia] != tb[k, ib]:
+            return False
+    return True
+
+
+@numba.njit(**_JIT)
+def _group_bounds(group, ngroups):
+    """bounds[g]:bounds[g+1] is the slice of sorted `group` equal to g."""
+    bounds = np.zeros(ngroups + 1, np.int64)
+    for g in group:
+        bounds[g + 1] += 1
+    for g in range(ngroups):
+        bounds[g + 1] += bounds[g]
+    return bounds
+
+
+@numba.njit(**_JIT)
+def _time_hash(t, i):
+    h = np.uint64(0x2545F4914F6CDD1D)
+    for k in range(t.shape[0]):
+        h = (h ^ np.uint64(t[k, i])) * np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+    return np.int64(h)
+
+
+@numba.njit(**_JIT)
+def _add_time(heads, scratch, g, start, n, cap, out_g, out_t, chain):
+    """Append scratch[:, 0] for group g unless already among out[start:n].
+
+    Small sets are scanned; from 32 elements on, a hash table of times (chained
+    through `chain`) is kept in `heads`.
+    """
+    if n - start < 32:
+        for q in range(start, n):
+            if _same(out_t, q, scratch, 0):
+                return n, cap, out_g, out_t, chain
+        h = np.int64(0)
+    else:
+        if len(heads) == 0:
+            for q in range(start, n):
+                hq = _time_hash(out_t, q)
+                chain[q] = heads[hq] if hq in heads else -1
+                heads[hq] = q
+        h = _time_hash(scratch, 0)
+        q = heads[h] if h in heads else -1
+        while q >= 0:
+            if _same(out_t, q, scratch, 0):
+                return n, cap, out_g, out_t, chain
+            q = chain[q]
+    if n == cap:
+        cap *= 2
+        out_g = np.concatenate((out_g, np.empty(cap - n, np.int64)))
+        out_t = np.concatenate((out_t, np.empty((out_t.shape[0], cap - n), np.int64)), axis=1)
+        chain = np.concatenate((chain, np.empty(cap - n, np.int64)))
+    out_t[:, n] = scratch[:, 0]
+    out_g[n] = g
+    if len(heads):
+        chain[n] = heads[h] if h in heads else -1
+        heads[h] = n
+    return n + 1, cap, out_g, out_t, chain
+
+
+@numba.njit([(I, V, M, V, M, B)], **_JIT)
+def interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt):
+    """Per group, the closure of its new times under join with history and each other.
+
+    new_* and hist_* are sorted by group. Returns (group, time) pairs, each once.
+    Membership is a hash table of times (chained through `chain`). Cost: the
+    closure's size times the number of generators.
+    """
+    d = new_t.shape[0]
+    nb = _group_bounds(new_g, ngroups)
+    hb = _group_bounds(hist_g, ngroups)
+    cap = max(16, 2 * new_t.shape[1])
+    out_g = np.empty(cap, np.int64)
+    out_t = np.empty((d, cap), np.int64)
+    chain = np.empty(cap, np.int64)
+    n = 0
+    scratch = np.empty((d, 1), np.int64)
+    heads = numba.typed.Dict.empty(key_type=numba.int64, value_type=numba.int64)
+    for g in range(ngroups):
+        start = n
+        if len(heads):
+            heads = numba.typed.Dict.empty(key_type=numba.int64, value_type=numba.int64)
+        nh = hb[g + 1] - hb[g]
+        # The closure of a set under join is reached by joining each element
+        # found with the generators only: the history and the new times.
+        for i in range(nb[g], nb[g + 1]):
+            scratch[:, 0] = new_t[:, i]
+            n, cap, out_g, out_t, chain = _add_time(heads, scratch, g, start, n, cap, out_g, out_t, chain)
+        nn = nb[g + 1] - nb[g]
+        # History at or before every new time joins every candidate to itself.
+        useful = np.empty(nh, np.int64)
+        nu = 0
+        for r in range(nh):
+            below_all = True
+            for i in range(nb[g], nb[g + 1]):
+                if not _le(hist_t, hb[g] + r, new_t, i, alt):
+                    below_all = False
+                    break
+            if not below_all:
+                useful[nu] = hb[g] + r
+                nu += 1
+        s = start
+        while s < n:
+            for r in range(nu + nn):
+                if r < nu:
+                    _join_into(out_t, s, hist_t, useful[r], alt, scratch, 0)
+                else:
+                    _join_into(out_t, s, new_t, nb[g] + r - nu, alt, scratch, 0)
+                n, cap, out_g, out_t, chain = _add_time(heads, scratch, g, start, n, cap, out_g, out_t, chain)
+            s += 1
+    return out_g[:n], out_t[:, :n]
+
+
+@numba.njit([(I, V, M, V, V, M, V, B)], **_JIT)
+def accumulate(ngroups, cand_g, cand_t, hist_g, hist_v, hist_t, hist_d, alt):
+    """For each candidate c, sum per value id of its group's history up to c's time.
+
+    cand_* sorted by group; hist_* sorted by group with value ids `hist_v`
+    numbered so that each group's ids are contiguous and ordered by value.
+    Returns (candidate, value id, count) with count != 0, sorted by candidate
+    then value id.
+    """
+    cb = _group_bounds(cand_g, ngroups)
+    hb = _group_bounds(hist_g, ngroups)
+    cap = 16
+    out_c = np.empty(cap, np.int64)
+    out_v = np.empty(cap, np.int64)
+    out_d = np.empty(cap, np.int64)
+    n = 0
+    for g in range(ngroups):
+        h0, h1 = hb[g], hb[g + 1]
+        if h0 == h1:
+            continue
+        vlo = hist_v[h0]
+        vhi = vlo
+        for h in range(h0, h1):
+            vlo = min(vlo, hist_v[h])
+            vhi = max(vhi, hist_v[h])
+        acc = np.zeros(vhi - vlo + 1, np.int64)
+        for c in range(cb[g], cb[g + 1]):
+            acc[:] = 0
+            for h in range(h0, h1):
+                if _le(hist_t, h, cand_t, c, alt):
+                    acc[hist_v[h] - vlo] += hist_d[h]
+            for v in range(acc.shape[0]):
+                if acc[v] != 0:
+                    if n == cap:
+                        cap *= 2
+                        out_c = np.concatenate((out_c, np.empty(cap - n, np.int64)))
+                        out_v = np.concatenate((out_v, np.empty(cap - n, np.int64)))
+                        out_d = np.concatenate((out_d, np.empty(cap - n, np.int64)))
+                    out_c[n] = c
+                    out_v[n] = v + vlo
+                    out_d[n] = acc[v]
+                    n += 1
+    return out_c[:n], out_v[:n], out_d[:n]
+
+
+@numba.njit([(I, V, M, V, V, V, B)], **_JIT)
+def corrections(ngroups, cand_g, cand_t, res_c, res_v, res_d, alt):
+    """Per group, in candidate order: e(t) = R(t) - sum of e(t') over earlier t' <= t.
+
+    Candidates are sorted by group then time (a linear extension); residual rows
+    (candidate, value id, diff) are sorted by candidate, value ids contiguous
+    per group. Returns the nonzero corrections (candidate, value id, diff).
+    """
+    cb = _group_bounds(cand_g, ngroups)
+    ncand = cand_g.shape[0]
+    rb = np.zeros(ncand + 1, np.int64)
+    for c in res_c:
+        rb[c + 1] += 1
+    for c in range(ncand):
+        rb[c + 1] += rb[c]
+    out_c = np.empty(16, np.int64)
+    out_v = np.empty(16, np.int64)
+    out_d = np.empty(16, np.int64)
+    n = 0
+    for g in range(ngroups):
+        c0, c1 = cb[g], cb[g + 1]
+        if rb[c0] == rb[c1]:
+            continue
+        vlo = res_v[rb[c0]]
+        vhi = vlo
+        for r in range(rb[c0], rb[c1]):
+            vlo = min(vlo, res_v[r])
+            vhi = max(vhi, res_v[r])
+        width = vhi - vlo + 1
+        made = np.zeros((c1 - c0, width), np.int64)
+        for c in range(c0, c1):
+            row = made[c - c0]
+            for r in range(rb[c], rb[c + 1]):
+                row[res_v[r] - vlo] += res_d[r]
+            for p in range(c0, c):
+                if _le(cand_t, p, cand_t, c, alt):
+                    row -= made[p - c0]
+            for v in range(width):
+                if row[v] != 0:
+                    if n == out_c.shape[0]:
+                        grow = out_c.shape[0]
+                        out_c = np.concatenate((out_c, np.empty(grow, np.int64)))
+                        out_v = np.concatenate((out_v, np.empty(grow, np.int64)))
+                        out_d = np.concatenate((out_d, np.empty(grow, np.int64)))
+                    out_c[n] = c
+                    out_v[n] = v + vlo
+                    out_d[n] = row[v]
+                    n += 1
+    return out_c[:n], out_v[:n], out_d[:n]

@@ -1,0 +1,229 @@
+"""Compiled trace lookups: binary search, range expansion and key check in one call.
+
+A lookup probes a sorted batch with many keys at once; done with numpy it takes
+a dozen calls per batch, which dominates when a handful of keys changed. This
+does the same work in one compiled pass.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types as nt
+
+# Any layout: numpy's fancy indexing yields both C- and F-ordered blocks, and one
+# compiled specialisation (cached on disk) serves them all.
+V = nt.Array(nt.int64, 1, "A")
+M = nt.Array(nt.int64, 2, "A")
+I = nt.int64
+
+
+@numba.njit([(V, M, V, M)], cache=True, nogil=True)
+def lookup_positions(keyhash, key, probe_hash, probe_key):
+    """(probe index, batch position) for every batch update whose key equals a probe's."""
+    n = keyhash.shape[0]
+    k = key.shape[0]
+    cap = max(16, probe_hash.shape[0])
+    owner = np.empty(cap, np.int64)
+    pos = np.empty(cap, np.int64)
+    m = 0
+    for i in range(probe_hash.shape[0]):
+        h = probe_hash[i]
+        lo = np.searchsorted(keyhash, h)
+        j = lo
+        while j < n and keyhash[j] == h:
+            same = True
+            for c in range(k):
+                if key[c, j] != probe_key[c, i]:
+                    same = False
+                    break
+            if same:
+                if m == cap:
+                    cap *= 2
+                    owner = np.concatenate((owner, np.empty(cap - m, np.int64)))
+                    pos = np.concatenate((pos, np.empty(cap - m, np.int64)))
+                owner[m] = i
+                pos[m] = j
+                m += 1
+            j += 1
+    return owner[:m], pos[:m]
+
+
+@numba.njit([(V, M, M, M, V, V, M)], cache=True, nogil=True)
+def lookup_gather(keyhash, key, val, time, diff, probe_hash, probe_key):
+    """`lookup_positions`, then the matching updates' values, times and diffs."""
+    owner, pos = lookup_positions(keyhash, key, probe_hash, probe_key)
+    m = pos.shape[0]
+    out_val = np.empty((val.shape[0], m), np.int64)
+    out_time = np.empty((time.shape[0], m), np.int64)
+    out_diff = np.empty(m, np.int64)
+    for i in range(m):
+        j = pos[i]
+        for c in range(val.shape[0]):
+            out_val[c, i] = val[c, j]
+        for c in range(time.shape[0]):
+            out_time[c, i] = time[c, j]
+        out_diff[i] = diff[j]
+    return owner, out_val, out_time, out_diff
+
+
+# -- sorting and consolidation of arranged batches -------------------------------
+#
+# An arranged batch is ordered by (keyhash, key columns, value columns); within
+# a run of equal (key, value) its times are sorted and distinct. Ordering the
+# runs ignores time, so advancing times (compaction) never disturbs it: merging
+# two batches is a linear merge of runs plus a per-run consolidation.
+
+
+@numba.njit(cache=True, nogil=True)
+def _less(cols, i, j):
+    """Row i of cols < row j lexicographically (cols is (c, n))."""
+    for r in range(cols.shape[0]):
+        a = cols[r, i]
+        b = cols[r, j]
+        if a != b:
+            return a < b
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_range(order, lo, hi, cols, buffer):
+    """Stable sort of order[lo:hi] by the rows of `cols` (insertion, then bottom-up merges)."""
+    width = 16
+    for start in range(lo, hi, width):
+        end = min(start + width, hi)
+        for i in range(start + 1, end):
+            x = order[i]
+            j = i - 1
+            while j >= start and _less(cols, x, order[j]):
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = x
+    while width < hi - lo:
+        for left in range(lo, hi, 2 * width):
+            mid = min(left + width, hi)
+            right = min(left + 2 * width, hi)
+            i, j, k = left, mid, left
+            while i < mid and j < right:
+                if _less(cols, order[j], order[i]):
+                    buffer[k] = order[j]
+                    j += 1
+                else:
+                    buffer[k] = order[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                buffer[k] = order[i]
+                i += 1
+                k += 1
+            while j < right:
+                buffer[k] = order[j]
+                j += 1
+                k += 1
+            for q in range(left, right):
+                order[q] = buffer[q]
+        width *= 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _same_rows(cols, i, j):
+    for r in range(cols.shape[0]):
+        if cols[r, i] != cols[r, j]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _consolidate_runs(keyhash, cols, time, diff, order):
+    """Walk `order` (sorted by keyhash, cols); within each run sort times, sum, drop zeros.
+
+    Returns (positions, summed diffs) in arranged order.
+    """
+    n = order.shape[0]
+    out_pos = np.empty(n, np.int64)
+    out_diff = np.empty(n, np.int64)
+    buffer = np.empty(n, np.int64)
+    m = 0
+    i = 0
+    while i < n:
+        j = i + 1
+        while j < n and keyhash[order[j]] == keyhash[order[i]] and _same_rows(cols, order[i], order[j]):
+            j += 1
+        if j - i > 1:
+            _sort_range(order, i, j, time, buffer)
+        k = i
+        while k < j:
+            total = diff[order[k]]
+            q = k + 1
+            while q < j and _same_rows(time, order[k], order[q]):
+                total += diff[order[q]]
+                q += 1
+            if total != 0:
+                out_pos[m] = order[k]
+                out_diff[m] = total
+                m += 1
+            k = q
+        i = j
+    return out_pos[:m], out_diff[:m]
+
+
+@numba.njit([(V, M, M, V)], cache=True, nogil=True)
+def arrange_order(keyhash, cols, time, diff):
+    """Sort updates into arranged order and consolidate: (positions, diffs)."""
+    n = keyhash.shape[0]
+    order = np.argsort(keyhash, kind="mergesort")
+    buffer = np.empty(n, np.int64)
+    if cols.shape[0]:
+        i = 0
+        while i < n:
+            j = i + 1
+            while j < n and keyhash[order[j]] == keyhash[order[i]]:
+                j += 1
+            if j - i > 1:
+                _sort_range(order, i, j, cols, buffer)
+            i = j
+    return _consolidate_runs(keyhash, cols, time, diff, order)
+
+
+@numba.njit([(V, M, M, V, I)], cache=True, nogil=True)
+def merge_order(keyhash, cols, time, diff, split):
+    """Like `arrange_order` for the concatenation of two arranged batches [0, split) and [split, n)."""
+    n = keyhash.shape[0]
+    order = np.empty(n, np.int64)
+    i, j, k = 0, split, 0
+    while i < split and j < n:
+        if keyhash[j] < keyhash[i] or (keyhash[j] == keyhash[i] and _less(cols, j, i)):
+            order[k] = j
+            j += 1
+        else:
+            order[k] = i
+            i += 1
+        k += 1
+    while i < split:
+        order[k] = i
+        i += 1
+        k += 1
+    while j < n:
+        order[k] = j
+        j += 1
+        k += 1
+    return _consolidate_runs(keyhash, cols, time, diff, order)
+
+
+@numba.njit([(M,)], cache=True, nogil=True)
+def hash_columns(block):
+    """A 64-bit mix of each column of a (k, n) block (splitmix64 finaliser per word)."""
+    n = block.shape[1]
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        h = np.uint64(0x2545F4914F6CDD1D)
+        for r in range(block.shape[0]):
+            h = (h ^ np.uint64(block[r, i])) * np.uint64(0x9E3779B97F4A7C15)
+            h ^= h >> np.uint64(31)
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+        out[i] = np.int64(h)
+    return out
