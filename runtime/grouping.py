@@ -16,18 +16,6 @@ from runtime.times import Antichain, Lattice
 _NO = np.zeros(0, dtype=np.intp)
 
 
-def expand_ranges(lo: np.ndarray, hi: np.ndarray):
-    """For ranges [lo[i], hi[i]): (i repeated per element, element positions)."""
-    counts = hi - lo
-    total = int(counts.sum())
-    owner = np.repeat(np.arange(len(lo)), counts)
-    if total == 0:
-        return owner, owner
-    starts = np.cumsum(counts) - counts
-    pos = np.arange(total) - np.repeat(starts - lo, counts)
-    return owner, pos
-
-
 def sort_rows(first: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Permutation sorting by `first`, then each row of `rows` in order."""
     if rows.shape[0] == 0:
@@ -66,26 +54,6 @@ def unique_pairs(group: np.ndarray, time: np.ndarray):
     group, time = group[order], time[:, order]
     starts = run_starts(group, time)
     return group[starts], time[:, starts]
-
-
-def fresh_pairs(known_g, known_t, g, t):
-    """The distinct (g, t) pairs that are not among the known pairs."""
-    flag = np.concatenate([np.zeros(len(known_g), INT), np.ones(len(g), INT)])
-    all_g = np.concatenate([known_g, g])
-    rows = np.concatenate([np.concatenate([known_t, t], axis=1), flag[None, :]], axis=0)
-    order = sort_rows(all_g, rows)
-    all_g, rows = all_g[order], rows[:, order]
-    starts = run_starts(all_g, rows[:-1])  # runs of equal (g, t); known sorts first
-    fresh = rows[-1, starts] == 1
-    idx = starts[fresh]
-    return all_g[idx], rows[:-1, idx]
-
-
-def pairs_by_group(left: np.ndarray, right_sorted: np.ndarray):
-    """Index pairs (i, j) with left[i] == right_sorted[j]; right_sorted ascending."""
-    lo = np.searchsorted(right_sorted, left, "left")
-    hi = np.searchsorted(right_sorted, left, "right")
-    return expand_ranges(lo, hi)
 
 
 def minimal_times(lattice: Lattice, times: np.ndarray) -> list[tuple]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from runtime.trace.kernels import I, M, V, nt
+from runtime.kernels import I, M, V, nt
 
 B = nt.Array(nt.boolean, 1, "A")
 

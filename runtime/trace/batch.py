@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT, Batch, key_hash
-from runtime.trace.kernels import arrange_order, lookup_positions, merge_order
+from runtime.kernels import arrange_order, lookup_positions, merge_order
 
 
 class ArrangedBatch:

@@ -16,7 +16,7 @@ import numpy as np
 
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
-from runtime.trace.kernels import lookup_gather
+from runtime.kernels import lookup_gather
 
 _NONE = np.zeros(0, dtype=np.int64)
 

@@ -34,12 +34,12 @@ def test_consolidate_sums_identical_updates(rs):
 
 @given(rows)
 def test_consolidate_is_exact_under_hash_collisions(rs):
-    original = batch_module.hash_rows
-    batch_module.hash_rows = lambda *blocks: np.zeros(blocks[0].shape[1], dtype=np.int64)
+    original = batch_module.key_hash
+    batch_module.key_hash = lambda block: np.zeros(block.shape[1], dtype=np.int64)
     try:
         b = to_batch(rs).consolidate()
     finally:
-        batch_module.hash_rows = original
+        batch_module.key_hash = original
     assert as_counter(b) == as_counter(to_batch(rs))
     assert len(b) == len(as_counter(b))
 

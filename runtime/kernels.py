@@ -1,8 +1,10 @@
-"""Compiled trace lookups: binary search, range expansion and key check in one call.
+"""Compiled kernels for arranged data: hashing, sorting, merging, lookups.
 
-A lookup probes a sorted batch with many keys at once; done with numpy it takes
-a dozen calls per batch, which dominates when a handful of keys changed. This
-does the same work in one compiled pass.
+Arranging, merging and probing batches are per-row loops with data-dependent
+control flow; done with numpy they take a dozen calls each, which dominates when
+a handful of keys changed. Each kernel here does its work in one compiled pass
+(numba, cached on disk). Layout "A" signatures accept any strides, so one
+compiled specialisation serves C- and F-ordered blocks alike.
 """
 
 from __future__ import annotations
