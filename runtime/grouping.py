@@ -70,3 +70,18 @@ def minimal_times(lattice: Lattice, times: np.ndarray) -> list[tuple]:
         keep = b < prev_min
         return [tuple(int(x) for x in col) for col in uniq[:, keep].T]
     return list(Antichain(lattice, [tuple(int(x) for x in col) for col in uniq.T]).elements)
+
+
+def dense_ids(first: np.ndarray, rows: np.ndarray):
+    """Number the distinct (first, rows) columns 0, 1, ... in sorted order.
+
+    Returns (ids, representatives): ids[i] is the number of column i, and
+    column representatives[j] is one with number j.
+    """
+    order = sort_rows(first, rows)
+    starts = run_starts(first[order], rows[:, order])
+    marks = np.zeros(len(order), INT)
+    marks[starts] = 1
+    ids = np.empty(len(order), INT)
+    ids[order] = np.cumsum(marks) - 1
+    return ids, order[starts]

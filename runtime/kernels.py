@@ -128,9 +128,10 @@ def _sort_range(order, lo, hi, cols, buffer):
 
 
 @numba.njit(cache=True, nogil=True)
-def _same_rows(cols, i, j):
-    for r in range(cols.shape[0]):
-        if cols[r, i] != cols[r, j]:
+def same_columns(a, i, b, j):
+    """Column i of a equals column j of b."""
+    for r in range(a.shape[0]):
+        if a[r, i] != b[r, j]:
             return False
     return True
 
@@ -149,7 +150,7 @@ def _consolidate_runs(keyhash, cols, time, diff, order):
     i = 0
     while i < n:
         j = i + 1
-        while j < n and keyhash[order[j]] == keyhash[order[i]] and _same_rows(cols, order[i], order[j]):
+        while j < n and keyhash[order[j]] == keyhash[order[i]] and same_columns(cols, order[i], cols, order[j]):
             j += 1
         if j - i > 1:
             _sort_range(order, i, j, time, buffer)
@@ -157,7 +158,7 @@ def _consolidate_runs(keyhash, cols, time, diff, order):
         while k < j:
             total = diff[order[k]]
             q = k + 1
-            while q < j and _same_rows(time, order[k], order[q]):
+            while q < j and same_columns(time, order[k], time, order[q]):
                 total += diff[order[q]]
                 q += 1
             if total != 0:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT
-from runtime.grouping import minimal_times, run_starts, sort_rows, sum_by, unique_pairs
+from runtime.grouping import dense_ids, minimal_times, run_starts, sort_rows, sum_by, unique_pairs
 from runtime.operators import reduce_kernels as kernels
 from runtime.operators.arrange import Arranged
 from runtime.times import ALTNEU, Antichain
@@ -209,14 +209,9 @@ class ReduceOp(Operator):
         lat = self.lattice
         alt = self._alt
         # Distinct keys, each with an index g.
-        order = sort_rows(keyhash, key)
-        starts = run_starts(keyhash[order], key[:, order])
-        marks = np.zeros(len(order), INT)
-        marks[starts] = 1
-        gid = np.empty(len(keyhash), INT)
-        gid[order] = np.cumsum(marks) - 1
-        ukeyhash, ukey = keyhash[order[starts]], key[:, order[starts]]
-        ngroups = len(starts)
+        gid, first = dense_ids(keyhash, key)
+        ukeyhash, ukey = keyhash[first], key[:, first]
+        ngroups = len(first)
 
         # Histories, advanced to what has already been processed.
         since = self.in_handle.frontier
@@ -252,17 +247,11 @@ class ReduceOp(Operator):
             return
 
         # Corrections: the residual minus corrections already made at earlier times.
-        res_g = cand_g[res_c]
-        order = sort_rows(res_g, res_v)
-        starts = run_starts(res_g[order], res_v[:, order])
-        marks = np.zeros(len(order), INT)
-        marks[starts] = 1
-        res_vid = np.empty(len(order), INT)
-        res_vid[order] = np.cumsum(marks) - 1
+        res_vid, first = dense_ids(cand_g[res_c], res_v)
         out_c, out_vid, out_d = kernels.corrections(ngroups, cand_g, cand_t, res_c, res_vid, res_d, alt)
         if not len(out_c):
             return
-        out_v = res_v[:, order[starts]][:, out_vid]
+        out_v = res_v[:, first][:, out_vid]
         out = ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d, keyhash=ukeyhash[cand_g[out_c]])
         self.out_trace.insert(out)
         self.send(out)
@@ -277,8 +266,5 @@ def _by_value(owner, val, time, diff):
     owner = owner.astype(INT)
     order = sort_rows(owner, val)
     owner, val, time, diff = owner[order], val[:, order], time[:, order], diff[order]
-    starts = run_starts(owner, val)
-    marks = np.zeros(len(owner), INT)
-    if len(owner):
-        marks[starts] = 1
-    return owner, np.cumsum(marks) - 1, val[:, starts], time, diff
+    vid, first = dense_ids(owner, val)
+    return owner, vid, val[:, first], time, diff

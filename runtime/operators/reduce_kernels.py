@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from runtime.kernels import I, M, V, nt
+from runtime.kernels import I, M, V, same_columns, nt
 
 B = nt.Array(nt.boolean, 1, "A")
 
@@ -59,14 +59,6 @@ def _join_into(ta, ia, tb, ib, alt, out, io):
 
 
 @numba.njit(**_JIT)
-def _same(ta, ia, tb, ib):
-    for k in range(ta.shape[0]):
-        if ta[k, ia] != tb[k, ib]:
-            return False
-    return True
-
-
-@numba.njit(**_JIT)
 def _group_bounds(group, ngroups):
     """bounds[g]:bounds[g+1] is the slice of sorted `group` equal to g."""
     bounds = np.zeros(ngroups + 1, np.int64)
@@ -95,7 +87,7 @@ def _add_time(heads, scratch, g, start, n, cap, out_g, out_t, chain):
     """
     if n - start < 32:
         for q in range(start, n):
-            if _same(out_t, q, scratch, 0):
+            if same_columns(out_t, q, scratch, 0):
                 return n, cap, out_g, out_t, chain
         h = np.int64(0)
     else:
@@ -107,7 +99,7 @@ def _add_time(heads, scratch, g, start, n, cap, out_g, out_t, chain):
         h = _time_hash(scratch, 0)
         q = heads[h] if h in heads else -1
         while q >= 0:
-            if _same(out_t, q, scratch, 0):
+            if same_columns(out_t, q, scratch, 0):
                 return n, cap, out_g, out_t, chain
             q = chain[q]
     if n == cap:
