@@ -15,6 +15,7 @@ import numpy as np
 from runtime.batch import Batch
 from runtime.operators.basic import as_batch
 from runtime.times import Antichain
+from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
 
 
@@ -24,21 +25,19 @@ class CaptureOp(Operator):
 
     def __init__(self, dataflow, stream, types):
         self.types = types
-        self.batches: list[Batch] = []
-        self._frontier = None
+        # A trace nobody reads is never compacted: it keeps every time, and its
+        # geometric merging keeps the cost of keeping up with history logarithmic.
+        self.trace = Trace(stream.lattice, len(types), 0, name="capture")
         super().__init__(dataflow, [[stream]], [stream.lattice], [])
 
     def run(self):
-        self.batches.extend(as_batch(m) for m in self.receive(0))
-        if len(self.batches) > 64:
-            self.batches = [Batch.concat(self.batches).consolidate()]
+        batch = Batch.concat([as_batch(m) for m in self.receive(0)])
+        self.trace.insert(ArrangedBatch.from_batch(batch, len(self.types)))
 
     def updates(self) -> Batch:
         """All captured updates, consolidated."""
-        if not self.batches:
-            return Batch.empty(len(self.types), self.in_lattices[0].depth)
-        self.batches = [Batch.concat(self.batches).consolidate()]
-        return self.batches[0]
+        self.trace.compact()
+        return self.trace.contents().to_batch()
 
 
 class Capture:

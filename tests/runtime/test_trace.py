@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from runtime import Dataflow
 from runtime.batch import key_hash
+from runtime.operators.capture import CaptureOp
 from runtime.times import Antichain, Lattice
 from runtime.trace import ArrangedBatch, Trace
 
@@ -85,6 +86,8 @@ def test_sliding_window_keeps_every_trace_bounded():
             df.step()
             if epoch > 1000:
                 for op in df.ops:
+                    if isinstance(op, CaptureOp):
+                        continue  # the change log the test asked for keeps every time
                     for trace in (getattr(op, "trace", None), getattr(op, "out_trace", None)):
                         if trace is not None:
                             assert len(trace) <= 8 * window, (trace, len(trace))
