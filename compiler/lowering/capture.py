@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from runtime import Capture
 from runtime.batch import Batch
-from runtime.operators.basic import as_batch
 from runtime.operators.capture import CaptureOp
 
 
@@ -22,12 +21,9 @@ class _ChangeCaptureOp(CaptureOp):
         self.recent: list[Batch] = []
         super().__init__(dataflow, stream, types)
 
-    def run(self):
-        received = [as_batch(m) for m in self.receive(0)]
-        self.batches.extend(received)
-        self.recent.extend(received)
-        if len(self.batches) > 64:
-            self.batches = [Batch.concat(self.batches).consolidate()]
+    def keep(self, batch: Batch) -> None:
+        super().keep(batch)
+        self.recent.append(batch)
 
 
 class ChangeCapture(Capture):

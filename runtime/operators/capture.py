@@ -31,7 +31,9 @@ class CaptureOp(Operator):
         super().__init__(dataflow, [[stream]], [stream.lattice], [])
 
     def run(self):
-        batch = Batch.concat([as_batch(m) for m in self.receive(0)])
+        self.keep(Batch.concat([as_batch(m) for m in self.receive(0)]))
+
+    def keep(self, batch: Batch) -> None:
         self.trace.insert(ArrangedBatch.from_batch(batch, len(self.types)))
 
     def updates(self) -> Batch:
