@@ -84,6 +84,3 @@ class Batch:
             return self if n == 0 or self.diff[0] != 0 else self.take(_EMPTY_INDEX)
         pos, diff = arrange_order(key_hash(self.data), self.data, self.time, self.diff)
         return Batch(self.data[:, pos], self.time[:, pos], diff)
-
-    def rows(self) -> list[tuple]:
-        return [tuple(int(x) for x in r) for r in self.data.T]

@@ -189,10 +189,6 @@ class Antichain:
         """True when `t` is in advance of this frontier (some element <= t)."""
         return any(self.lattice.le(f, t) for f in self.elements)
 
-    def dominates(self, other: "Antichain") -> bool:
-        """True when every time in advance of `other` is in advance of `self`."""
-        return all(self.less_equal(t) for t in other.elements)
-
     def in_advance_mask(self, times: np.ndarray) -> np.ndarray:
         """Vectorised `less_equal` over the columns of a (depth, n) array."""
         mask = np.zeros(times.shape[1], dtype=bool)

@@ -48,11 +48,10 @@ class JoinOp(Operator):
     name = "join"
     needs_frontier = True
 
-    def __init__(self, dataflow, left: Arranged, right: Arranged, project=None):
+    def __init__(self, dataflow, left: Arranged, right: Arranged):
         self.left_trace, self.right_trace = left.trace, right.trace
         self.left_handle = left.trace.new_handle()
         self.right_handle = right.trace.new_handle()
-        self.project = project
         lat = left.stream.lattice
         super().__init__(dataflow, [[left.stream], [right.stream]], [lat, lat], [lat])
 
@@ -70,9 +69,6 @@ class JoinOp(Operator):
                 parts.append(join_batches(a, b, lat))
         parts = [p for p in parts if p is not None]
         if parts:
-            out = Batch.concat(parts)
-            if self.project is not None:
-                out = self.project(out)
-            self.send(out)
+            self.send(Batch.concat(parts))
         self.right_handle.set_frontier(self.frontier(0))
         self.left_handle.set_frontier(self.frontier(1))
