@@ -148,6 +148,8 @@ class ReduceOp(Operator):
         lat = source.stream.lattice
         self.lattice = lat
         self._alt = np.array([layer == ALTNEU for layer in lat.layers], dtype=np.bool_)
+        # Epochs, or (epoch, iteration) pairs: the closure has a direct sweep.
+        self._sweep = lat.depth <= 2 and not self._alt.any()
         self.in_trace = source.trace
         self.in_handle = source.trace.new_handle()
         self.out_trace = Trace(lat, source.key_arity, reducer.out_arity, name=f"{label} output")
@@ -223,7 +225,10 @@ class ReduceOp(Operator):
         # Interesting times: the join-closure of the new times with the history.
         new_g, new_t = unique_pairs(gid, time)
         hist_g, hist_t = unique_pairs(np.concatenate([i_g, o_g]), np.concatenate([i_time, o_time], axis=1))
-        cand_g, cand_t = kernels.interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt)
+        if self._sweep:
+            cand_g, cand_t = kernels.product_interesting_times(ngroups, new_g, new_t, hist_g, hist_t)
+        else:
+            cand_g, cand_t = unique_pairs(*kernels.interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt))
         later = frontier.in_advance_mask(cand_t)
         if later.any():
             self.pending_hash = np.concatenate([self.pending_hash, ukeyhash[cand_g[later]]])
@@ -232,8 +237,7 @@ class ReduceOp(Operator):
             cand_g, cand_t = cand_g[~later], cand_t[:, ~later]
         if not len(cand_g):
             return
-        # Process each key's times in lexicographic order, a linear extension.
-        cand_g, cand_t = unique_pairs(cand_g, cand_t)
+        # Candidates are in lexicographic order per key, a linear extension.
 
         # Input accumulated at each candidate time, then the desired output.
         acc_c, acc_v, acc_d = kernels.accumulate(ngroups, cand_g, cand_t, i_g, i_vid, i_time, i_diff, alt)

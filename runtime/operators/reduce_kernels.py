@@ -168,6 +168,74 @@ def interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt):
     return out_g[:n], out_t[:, :n]
 
 
+@numba.njit([(I, V, M, V, M)], **_JIT)
+def product_interesting_times(ngroups, new_g, new_t, hist_g, hist_t):
+    """`interesting_times` for totally ordered times or pairs under the product order.
+
+    In two dimensions the join-closure needs no search: t = (x, y) is a join of
+    generators containing a new time iff some generator has x-coordinate x and
+    y-coordinate at most y, some generator at or before x has y-coordinate y,
+    and some new time is at or before t. One sweep over each group's
+    generators in x order, keeping the sorted set of y-coordinates seen, lists
+    exactly those times, already sorted; the cost is the closure's size.
+    (One dimension is the case y = 0.) Inputs sorted by group then time.
+    """
+    d = new_t.shape[0]
+    nb = _group_bounds(new_g, ngroups)
+    hb = _group_bounds(hist_g, ngroups)
+    cap = max(16, 2 * new_t.shape[1])
+    out_g = np.empty(cap, np.int64)
+    out_t = np.empty((d, cap), np.int64)
+    ys = np.empty(16, np.int64)
+    none = np.iinfo(np.int64).max
+    n = 0
+    for g in range(ngroups):
+        i, ie, j, je = nb[g], nb[g + 1], hb[g], hb[g + 1]
+        if i == ie:
+            continue
+        ny = 0
+        min_new_y = none
+        while i < ie or j < je:
+            if j == je or (i < ie and new_t[0, i] <= hist_t[0, j]):
+                x = new_t[0, i]
+            else:
+                x = hist_t[0, j]
+            min_y_here = none
+            for from_new in (True, False):
+                while (i < ie and new_t[0, i] == x) if from_new else (j < je and hist_t[0, j] == x):
+                    y = 0
+                    if d == 2:
+                        y = new_t[1, i] if from_new else hist_t[1, j]
+                    if from_new:
+                        min_new_y = min(min_new_y, y)
+                        i += 1
+                    else:
+                        j += 1
+                    min_y_here = min(min_y_here, y)
+                    at = np.searchsorted(ys[:ny], y)
+                    if at < ny and ys[at] == y:
+                        continue
+                    if ny == ys.shape[0]:
+                        ys = np.concatenate((ys, np.empty(ny, np.int64)))
+                    ys[at + 1:ny + 1] = ys[at:ny].copy()
+                    ys[at] = y
+                    ny += 1
+            if min_new_y == none:
+                continue
+            lo = max(min_y_here, min_new_y)
+            for at in range(np.searchsorted(ys[:ny], lo), ny):
+                if n == cap:
+                    cap *= 2
+                    out_g = np.concatenate((out_g, np.empty(cap - n, np.int64)))
+                    out_t = np.concatenate((out_t, np.empty((d, cap - n), np.int64)), axis=1)
+                out_g[n] = g
+                out_t[0, n] = x
+                if d == 2:
+                    out_t[1, n] = ys[at]
+                n += 1
+    return out_g[:n], out_t[:, :n]
+
+
 @numba.njit([(I, V, M, V, V, M, V, B)], **_JIT)
 def accumulate(ngroups, cand_g, cand_t, hist_g, hist_v, hist_t, hist_d, alt):
     """For each candidate c, sum per value id of its group's history up to c's time.
