@@ -15,6 +15,7 @@ Build a dataflow from inputs and collection operators, step it, read captures:
 """
 
 from runtime.collection import Collection, Scope, Variable, iterate
+from runtime.delta_query import delta_query
 from runtime.operators.arrange import Arranged
 from runtime.operators.capture import Capture
 from runtime.operators.input import InputHandle
@@ -23,5 +24,5 @@ from runtime.worker import Dataflow, DataflowError
 
 __all__ = [
     "ALTNEU", "EPOCH", "ITERATION", "Antichain", "Arranged", "Capture", "Collection", "Dataflow",
-    "DataflowError", "InputHandle", "Lattice", "MutableAntichain", "Scope", "Variable", "iterate",
+    "DataflowError", "InputHandle", "delta_query", "Lattice", "MutableAntichain", "Scope", "Variable", "iterate",
 ]

@@ -31,12 +31,13 @@ from runtime.operators.basic import (
 )
 from runtime.operators.capture import Capture, CaptureOp
 from runtime.operators.consolidate import ConsolidateOp
+from runtime.operators.half_join import FUEL, HalfJoinOp
 from runtime.operators.join import JoinOp
 from runtime.operators.reduce import ReduceOp
 from runtime.operators.rows import filter_rows, flat_map_rows, map_rows
 from runtime.progress import Summary
 from runtime.symbols import COLUMN_TYPES, INT
-from runtime.times import ITERATION, Lattice
+from runtime.times import ALTNEU, ITERATION, Lattice
 from runtime.worker import DataflowError, Stream
 
 
@@ -70,6 +71,10 @@ class Scope:
     def iterative(self) -> "Scope":
         return Scope(self.dataflow, self.lattice.nested(ITERATION), self)
 
+    def altneu(self) -> "Scope":
+        """A child scope whose times are (outer time, alt=0 | neu=1) (runtime.calculus)."""
+        return Scope(self.dataflow, self.lattice.nested(ALTNEU), self)
+
 
 class Collection:
     def __init__(self, scope: Scope, stream: Stream, types, arrangement: Arranged | None = None, is_set=False):
@@ -79,6 +84,7 @@ class Collection:
         self.is_set = is_set
         self._arranged: dict[int, Arranged] = {}
         self._entered: dict[int, Collection] = {}
+        self._selected: dict[tuple, Collection] = {}
         if arrangement is not None:
             self._arranged[arrangement.key_arity] = arrangement
 
@@ -130,6 +136,19 @@ class Collection:
         out = self.types if types is None and arity is None else normalize_types(types, arity)
         return self._unary(flat_map_rows(fn, self.dataflow.codec, self.types, out), "flat_map", out)
 
+    def select(self, columns) -> "Collection":
+        """The given columns, in that order (built once per column tuple, so arrangements of it are shared)."""
+        columns = tuple(int(c) for c in columns)
+        if columns == tuple(range(self.arity)):
+            return self
+        done = self._selected.get(columns)
+        if done is None:
+            index = list(columns)
+            done = self._selected[columns] = self._unary(
+                map_columns(lambda data: data[index], len(index)), "select", tuple(self.types[c] for c in columns)
+            )
+        return done
+
     def negate(self) -> "Collection":
         return self._unary(negate, "negate")
 
@@ -174,6 +193,24 @@ class Collection:
         op = Unary(self.dataflow, [self.stream], leave_times, "leave", self.scope.lattice, parent.lattice, Summary(d - 1))
         return Collection(parent, op.output(), self.types)
 
+    def enter_at(self, scope: Scope, neu: bool = False) -> "Collection":
+        """Enter an AltNeu child scope at alt (default) or neu times (runtime.calculus)."""
+        from runtime import calculus
+
+        return calculus.enter_at(self, scope, neu)
+
+    def differentiate(self, scope: Scope | None = None) -> "Collection":
+        """Each update as a blip in an AltNeu scope: at (t, alt), retracted at (t, neu) (runtime.calculus)."""
+        from runtime import calculus
+
+        return calculus.differentiate(self, scope)
+
+    def integrate(self) -> "Collection":
+        """Leave an AltNeu scope keeping alt updates and dropping neu ones (runtime.calculus)."""
+        from runtime import calculus
+
+        return calculus.integrate(self)
+
     def iterate(self, body: Callable[["Collection"], "Collection"]) -> "Collection":
         """The limit of x0 = self, x(i+1) = body(x(i)), computed incrementally."""
         return iterate([self], lambda x: [body(x)])[0]
@@ -201,6 +238,29 @@ class Collection:
     def join_map(self, other: "Collection", fn: Callable, key: int = 1, types=None, arity=None) -> "Collection":
         """join, then fn(*joined_row) -> output row."""
         return self.join(other, key).map(lambda row: fn(*row), types=types, arity=arity)
+
+    def half_join(self, other: "Collection", key: int = 1, strict: bool = False, fuel: int = FUEL) -> "Collection":
+        """Each update of self looked up in `other` as of the update's time (runtime.operators.half_join).
+
+        Rows are (self's columns..., other's values...) for matching first `key`
+        columns; `strict` leaves out other's updates at the same time. Self is
+        never arranged; other is arranged by its key (shared like any arrangement).
+        """
+        key = self._key(key)
+        other = self._in_my_scope(other)
+        arranged = other.arrange_by_key(other._key(key))
+        op = HalfJoinOp(self.dataflow, self.stream, key, arranged, strict, fuel)
+        return Collection(self.scope, op.output(), self.types + other.types[key:])
+
+    def as_of_join(self, other: "Collection", key: int = 1) -> "Collection":
+        """Each update of self joined with `other` as it was at the update's time.
+
+        Later changes of `other` never rewrite earlier results (the calculus post's
+        orders and prices). A retraction of a row of self is an event of its own,
+        looked up as of *its* time: if `other` changed in between, the retraction
+        does not cancel the original match (see runtime.calculus).
+        """
+        return self.half_join(other, key)
 
     def semijoin(self, keys: "Collection", key: int = 1) -> "Collection":
         """Rows of self whose key is in `keys` (a collection of key tuples)."""

@@ -1,0 +1,136 @@
+"""Half join: a stream of updates looked up in an arrangement as of each update's time.
+
+For every stream update `(row, t, r)` whose first `key` columns are `k`, the
+half join emits `(row ++ w, t, r * s)` for every update `(k, w, t', s)` of the
+arrangement with `t' <= t` (or, when `strict`, `t' < t`). The output is at the
+stream update's own time: arrangement updates that come later never touch it.
+So the output accumulated at `T` is the sum over stream updates at `t <= T` of
+the update joined with the arrangement *as it was at t* -- not the join of the
+two accumulated collections (differential dataflow's `dogsdogsdogs::half_join`).
+Unlike `join`, the stream is never arranged: each update is looked up once,
+when the arrangement has all of its updates at times `<= t` (its input frontier
+has passed `t`), and then forgotten.
+
+Two uses: an as-of join (orders looked up in the prices of their moment), and
+the steps of a delta query (runtime.delta_query), whose alt/neu ordering is the
+choice between `t' <= t` ("neu": the arrangement's updates at the same time
+count) and `t' < t` ("alt": they do not). In an AltNeu scope the lattice makes
+that distinction itself; on the epoch and iteration lattices `strict=True` makes
+it without entering the arrangement into a second scope, so one arrangement per
+(relation, key) serves both orderings. Compaction must keep strict comparisons
+exact: the trace handle is held one step (in every coordinate) behind the
+stream's frontier, so no compacted time can become equal to a later stream time.
+
+Fuel. A burst of stream updates may match millions of arrangement updates (a
+hub key). The operator looks probes up in slices sized from the matches seen so
+far, emits at most about `fuel` output updates per activation, and asks to be
+run again for the rest, so downstream operators consume each chunk before the
+next one exists. Stream updates wait in `pending` (with a capability held for
+their times) until their time is complete in the arrangement and fuel reaches them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runtime.batch import Batch, key_hash
+from runtime.grouping import minimal_times
+from runtime.operators.arrange import Arranged
+from runtime.operators.basic import as_batch
+from runtime.times import Antichain
+from runtime.worker import DataflowError, Operator, Stream
+
+FUEL = 1 << 16  # output updates per activation
+_FIRST_SLICE = 64  # probes in the first lookup of an activation's burst
+
+
+class HalfJoinOp(Operator):
+    name = "half_join"
+    needs_frontier = True
+
+    def __init__(self, dataflow, stream: Stream, key_arity: int, arranged: Arranged, strict: bool = False, fuel: int = FUEL):
+        lattice = stream.lattice
+        if arranged.stream.lattice != lattice:
+            raise DataflowError("half_join: the stream and the arrangement must be in the same scope")
+        if arranged.key_arity != key_arity:
+            raise DataflowError(f"half_join: the arrangement has {arranged.key_arity} key columns, the stream {key_arity}")
+        if strict and not lattice.is_product:
+            raise DataflowError("half_join: strict comparison is for epoch/iteration scopes (an AltNeu scope orders alt < neu itself)")
+        if fuel < 1:
+            raise DataflowError("half_join: fuel must be positive")
+        self.key_arity, self.strict, self.fuel = key_arity, strict, int(fuel)
+        self.trace = arranged.trace
+        self.handle = arranged.trace.new_handle()
+        self.pending: Batch | None = None
+        self._slice = _FIRST_SLICE
+        super().__init__(dataflow, [[stream], [arranged.stream]], [lattice, lattice], [lattice])
+
+    def has_pending(self) -> bool:
+        return self.pending is not None
+
+    def run(self) -> None:
+        incoming = [as_batch(m) for m in self.receive(0)]
+        self.receive(1)  # the trace already holds these; only the frontier matters here
+        if self.pending is not None:
+            incoming.insert(0, self.pending)
+        lat = self.in_lattices[0]
+        if not incoming:
+            self._hold(None)
+            return
+        pending = Batch.concat(incoming)
+        # Hold capabilities for everything received before anything else happens.
+        self.set_capabilities(minimal_times(lat, pending.time))
+        waiting = self.frontier(1).in_advance_mask(pending.time)  # the arrangement may still change at <= t
+        ready = np.flatnonzero(~waiting)
+        emitted = 0
+        done = 0
+        parts = []
+        while done < len(ready) and emitted < self.fuel:
+            take = ready[done : done + self._slice]
+            out, matches = self._lookup(pending.take(take))
+            done += len(take)
+            emitted += len(out)
+            if len(out):
+                parts.append(out)
+            # Size the next slice so that its matches are about one fuel's worth.
+            per_probe = max(matches, 1) / len(take)
+            self._slice = int(min(max(self.fuel / per_probe, 1), 1 << 20))
+        if parts:
+            self.send(Batch.concat(parts))
+        if done < len(ready):
+            self.seen_changes = -1  # out of fuel: run again in the next sweep
+        keep = np.ones(len(pending), dtype=bool)
+        keep[ready[:done]] = False
+        rest = pending.take(keep) if done else pending
+        self._hold(rest if len(rest) else None)
+
+    def _lookup(self, probe: Batch) -> tuple[Batch, int]:
+        key = probe.data[: self.key_arity]
+        found = self.trace.lookup(key_hash(key), key)
+        owner = found.owner
+        time = probe.time[:, owner]
+        lat = self.in_lattices[0]
+        ok = lat.le_arrays(found.time, time)
+        if self.strict:
+            ok &= np.any(found.time != time, axis=0)
+        idx = np.flatnonzero(ok)
+        owner = owner[idx]
+        data = np.concatenate([probe.data[:, owner], found.val[:, idx]], axis=0)
+        return Batch(data, time[:, idx], probe.diff[owner] * found.diff[idx]), len(found.owner)
+
+    def _hold(self, pending: Batch | None) -> None:
+        """Keep `pending`, hold capabilities for it, and let the trace compact up to what may still be probed."""
+        self.pending = pending
+        lat = self.in_lattices[0]
+        held = minimal_times(lat, pending.time) if pending is not None else []
+        self.set_capabilities(held)
+        probes = Antichain(lat, list(self.frontier(0).elements) + held)
+        if self.strict:
+            probes = Antichain(lat, [tuple(x - 1 for x in t) for t in probes.elements])
+        self.handle.set_frontier(probes)
+
+    def evaluate(self, inputs):
+        raise NotImplementedError("half_join depends on times; tests check it against a history oracle")
+
+
+__all__ = ["HalfJoinOp", "FUEL"]
