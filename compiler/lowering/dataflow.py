@@ -35,7 +35,9 @@ from dataclasses import dataclass, field
 from runtime import Dataflow, iterate
 
 from compiler.lowering.capture import ChangeCapture
+from compiler.lowering.delta import lower_delta_join
 from compiler.lowering.columns import predicate, projection, runtime_types
+from compiler.plan.delta import DeltaJoin
 from compiler.plan import (
     Aggregate,
     Antijoin,
@@ -166,11 +168,9 @@ class _Lowering:
         if done is None:
             v = self.view(node, context)
             wanted = [v.layout[c] for c in columns]
-            if wanted == list(range(v.collection.arity)):
-                done = v.collection
-            else:
-                fn = projection(tuple(Col(c, node.types[c]) for c in columns), v.layout, self.symbols)
-                done = v.collection.map_columns(fn, types=runtime_types(node.types[c] for c in columns))
+            # A selection of the collection's columns, shared with every other reader of
+            # the same columns (runtime Collection.select), and so are its arrangements.
+            done = v.collection.select(wanted)
             context.ordered[key] = done
         return done
 
@@ -224,6 +224,8 @@ class _Lowering:
             return View(self.exact(node.input, context).distinct(), identity)
         if isinstance(node, Aggregate):
             return View(self._aggregate(node, context), identity)
+        if isinstance(node, DeltaJoin):
+            return View(*lower_delta_join([self.exact(i, context) for i in node.inputs], node))
         raise PlanError(f"cannot lower {type(node).__name__}")
 
     def _join(self, node: Join, context: _Context) -> View:

@@ -84,6 +84,8 @@ def describe(n: Node) -> str:
         return f"Aggregate {n.func}{arg} by {', '.join(f'#{g}' for g in n.group) or '()'}"
     if isinstance(n, (Union, Distinct)):
         return type(n).__name__
+    if hasattr(n, "describe"):  # nodes defined outside compiler.plan.nodes (compiler.plan.delta)
+        return n.describe()
     return type(n).__name__
 
 

@@ -8,19 +8,23 @@ plan` that does one thing, and `optimize` runs them in order:
                      turning equalities across a cross product into join keys;
 3. drop_distincts -- no Distinct where only presence matters or rows are already a set
                      (before ordering, so filtered inputs show their filters to it);
-4. order_joins    -- rebuild join clusters left-deep: connected relations first, keys
+4. plan_delta_joins -- cyclic multiway joins become DeltaJoins (delta queries: only the
+                     base relations are arranged; compiler.plan.rewrites.delta);
+5. order_joins    -- rebuild join clusters left-deep: connected relations first, keys
                      from shared variables, no cross product when avoidable;
-5. prune_columns  -- carry only columns something reads; narrow what gets indexed;
-6. fold_constants -- again, for what the moves exposed;
-7. share          -- equal subplans become one node, so each is built (and indexed) once.
+6. prune_columns  -- carry only columns something reads; narrow what gets indexed;
+7. fold_constants -- again, for what the moves exposed;
+8. share          -- equal subplans become one node, so each is built (and indexed) once.
 
 Options (keyword arguments of `optimize`, and of `compiler.compile_datalog`):
-`join_order="greedy"` (default) or `"source"` (keep the written atom order).
+`join_order="greedy"` (default) or `"source"` (keep the written atom order);
+`join_plan="auto"` (default), `"binary"` or `"delta"` (see plan_delta_joins).
 """
 
 from __future__ import annotations
 
 from compiler.plan.program import Plan
+from compiler.plan.rewrites.delta import JOIN_PLANS, plan_delta_joins
 from compiler.plan.rewrites.distinct import drop_distincts
 from compiler.plan.rewrites.fold import fold_constants
 from compiler.plan.rewrites.joins import JOIN_ORDERS, order_joins
@@ -28,8 +32,8 @@ from compiler.plan.rewrites.prune import prune_columns
 from compiler.plan.rewrites.pushdown import push_filters
 from compiler.plan.rewrites.share import share
 
-PIPELINE = (fold_constants, push_filters, drop_distincts, order_joins, prune_columns, fold_constants, share)
-OPTIONS = {"join_order": JOIN_ORDERS}
+PIPELINE = (fold_constants, push_filters, drop_distincts, plan_delta_joins, order_joins, prune_columns, fold_constants, share)
+OPTIONS = {"join_order": JOIN_ORDERS, "join_plan": JOIN_PLANS}
 
 
 def optimize(plan: Plan, **options) -> Plan:
@@ -43,4 +47,4 @@ def optimize(plan: Plan, **options) -> Plan:
     return plan
 
 
-__all__ = ["optimize", "PIPELINE", "OPTIONS", "fold_constants", "push_filters", "order_joins", "prune_columns", "drop_distincts", "share"]
+__all__ = ["optimize", "PIPELINE", "OPTIONS", "fold_constants", "push_filters", "order_joins", "plan_delta_joins", "prune_columns", "drop_distincts", "share"]

@@ -14,6 +14,7 @@ groups. Consecutive Projects merge when that computes nothing twice.
 
 from __future__ import annotations
 
+from compiler.plan.delta import DeltaJoin
 from compiler.plan.expr import Col, Expr, columns, remap, substitute
 from compiler.plan.nodes import Aggregate, Antijoin, Distinct, Filter, Join, Node, Project, Union
 from compiler.plan.program import Plan
@@ -99,4 +100,6 @@ def _prune_node(node: Node, needed: frozenset, memo) -> tuple[Node, tuple[int, .
         group = tuple(wanted.index(g) for g in node.group)
         arg = None if node.arg is None else wanted.index(node.arg)
         return Aggregate(child, group, node.func, arg, span=node.span), everything
+    if isinstance(node, DeltaJoin):
+        return node.prune(needed, lambda child, cols: _exactly(child, cols, memo))
     return node, everything  # leaves: Scan, Ref, Values
