@@ -33,10 +33,17 @@ What is measured (wall clock, `time.perf_counter`):
    changed edges, then the query, timed together), and once per repetition on
    the large and bulk graphs. Check: DuckDB's reach set equals deltalog's on the
    1,000-node graph after the same updates.
+6. compiled -- the same query compiled from examples/reach.dl
+   (`compiler.compile_file` + `session()`: `remove` + `insert` + `commit()` per
+   update) against the hand-built dataflow above, on the same 1,000-node graph
+   and the same update sequence, interleaved in one run (update i goes to
+   both, alternating which goes first): per-update latency p50/p90/p99 of each.
+   Check: both reach sets are equal after every 100 updates and at the end.
 
 Targets from the roadmap: deltalog p50 / DuckDB p50 on the 1,000-node graph
 <= 0.2; p50 after 100,000 updates within 10% of p50 after 1,000; batched
-throughput >= 20,000 updates/s.
+throughput >= 20,000 updates/s; the compiled plan's p50 no more than the
+hand-built dataflow's (issue 3).
 
     python bench/reachability.py --quick      # smoke run, well under a minute
     python bench/reachability.py              # the full run (100,000 updates)
@@ -85,11 +92,12 @@ class Sizes:
     bulk: tuple[int, int] = (500_000, 1_000_000)
     duckdb_updates: int = 200
     repeats: int = 3  # batched runs and DuckDB recomputes on the large/bulk graphs
+    compiled_updates: int = 2_000  # workload 6
 
 
 FULL = Sizes()
 QUICK = Sizes(updates=300, window=100, large=(10_000, 20_000), large_updates=50,
-              bulk=(50_000, 100_000), duckdb_updates=100, repeats=2)
+              bulk=(50_000, 100_000), duckdb_updates=100, repeats=2, compiled_updates=200)
 
 
 # -- measurement helpers ---------------------------------------------------------
@@ -325,6 +333,61 @@ def bulk_load(report: Report, sizes: Sizes, seed: int) -> None:
     del flow
 
 
+# -- compiled from Datalog (workload 6) ----------------------------------------------
+
+
+class CompiledReachability:
+    """The same query compiled from examples/reach.dl, driven through the session API."""
+
+    def __init__(self):
+        import compiler
+
+        self.session = compiler.compile_file(Path(__file__).resolve().parent.parent / "examples" / "reach.dl").session(capture="outputs")
+
+    def load(self, edges: np.ndarray) -> None:
+        self.session.insert("edge", list(map(tuple, edges.T.tolist())))
+        self.session.insert("root", [(int(r),) for r in ROOTS])
+        self.session.commit()
+
+    def update(self, removed: np.ndarray, added: np.ndarray) -> None:
+        self.session.remove("edge", [(int(removed[0]), int(removed[1]))])
+        self.session.insert("edge", [(int(added[0]), int(added[1]))])
+        self.session.commit()
+
+    def reach_set(self) -> set[tuple[int, int]]:
+        return set(self.session.read("reach"))
+
+
+def compiled_vs_handbuilt(report: Report, work: Workload, sizes: Sizes) -> None:
+    """Workload 6: the compiled plan and the hand-built dataflow on the same updates, interleaved."""
+    size = size_label(*sizes.small)
+    n = sizes.compiled_updates
+    progress(f"6 compiled: {n:,} updates on {size}, compiled plan and hand-built dataflow interleaved")
+    _, hand = loaded(work)
+    compiled = CompiledReachability()
+    compiled.load(work.edges)
+    lat = {"hand": np.empty(n), "compiled": np.empty(n)}
+    same, checked = True, 0
+    for i in range(n):
+        removed, added = work.removed[:, i], work.added[:, i]
+        for which in (("hand", "compiled") if i % 2 == 0 else ("compiled", "hand")):
+            flow = hand if which == "hand" else compiled
+            t0 = time.perf_counter()
+            flow.update(removed, added)
+            lat[which][i] = time.perf_counter() - t0
+        if (i + 1) % 100 == 0 or i + 1 == n:
+            same &= hand.reach_set() == compiled.reach_set()
+            checked += 1
+        if n >= 1_000 and (i + 1) % (n // 5) == 0:
+            progress(f"6 compiled: {i + 1:,}/{n:,} updates")
+    report.latency("6 compiled", size, "hand-built dataflow: latency", latency_stats(lat["hand"]), key="hand_p50")
+    report.latency("6 compiled", size, "compiled plan (session): latency", latency_stats(lat["compiled"]), key="compiled_p50")
+    report.checks[f"compiled reach set == hand-built's ({checked} checkpoints, {len(compiled.reach_set()):,} rows)"] = same
+    paired = np.percentile(lat["compiled"] / lat["hand"], [25, 50, 75])
+    report.notes.append(f"workload 6: per-update ratio compiled / hand-built on the same update: median {paired[1]:.2f} "
+                        f"(quartiles {paired[0]:.2f}–{paired[2]:.2f})")
+
+
 # -- DuckDB -------------------------------------------------------------------------
 
 REACH_SQL = """
@@ -404,6 +467,9 @@ def targets(report: Report, sizes: Sizes) -> list[tuple[str, str, str, bool | No
         out.append((label, f"{drift:+.1%}", f"within {TARGET_DRIFT:.0%}", abs(drift) <= TARGET_DRIFT))
     if "batched_tput" in f:
         out.append(("batched throughput", f"{f['batched_tput']:,.0f} upd/s", f">= {TARGET_BATCHED:,}", f["batched_tput"] >= TARGET_BATCHED))
+    if "compiled_p50" in f:
+        ratio = f["compiled_p50"] / f["hand_p50"]
+        out.append(("compiled p50 / hand-built p50, same updates", f"{ratio:.2f}", "<= 1.0", ratio <= 1.0))
     return out
 
 
@@ -492,7 +558,7 @@ def parse_args(argv=None):
     p.add_argument("--quick", action="store_true", help="small smoke run (well under a minute)")
     p.add_argument("--updates", type=int, help=f"workload 1: total single updates (default {ISSUE_UPDATES:,}; quick {QUICK.updates})")
     p.add_argument("--seed", type=int, default=0, help="seed of graphs and update streams (default 0)")
-    p.add_argument("--workloads", default="1,2,3,4,5", help="comma list of workloads to run (default all)")
+    p.add_argument("--workloads", default="1,2,3,4,5,6", help="comma list of workloads to run (default all)")
     p.add_argument("--record", action="store_true", help="append a dated section to bench/RESULTS.md")
     p.add_argument("--profile", type=int, metavar="N", help="only cProfile N single updates on the 1,000-node graph")
     return p.parse_args(argv)
@@ -510,7 +576,7 @@ def main(argv=None) -> int:
         sizes = replace(sizes, updates=args.updates)
     chosen = {int(w) for w in args.workloads.split(",")}
     report = Report()
-    small = make_workload(*sizes.small, max(sizes.updates, sizes.window, sizes.duckdb_updates), args.seed, stream=1)
+    small = make_workload(*sizes.small, max(sizes.updates, sizes.window, sizes.duckdb_updates, sizes.compiled_updates), args.seed, stream=1)
     started = time.perf_counter()
     if 1 in chosen:
         single_updates(report, small, sizes)
@@ -524,6 +590,8 @@ def main(argv=None) -> int:
         duckdb_small(report, small, sizes)
         duckdb_recompute(report, "large", sizes.large, sizes, args.seed, stream=2)
         duckdb_recompute(report, "bulk", sizes.bulk, sizes, args.seed, stream=3)
+    if 6 in chosen:
+        compiled_vs_handbuilt(report, small, sizes)
     progress(f"done in {time.perf_counter() - started:.0f}s")
     render(report, sizes, args)
     if args.record:
