@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT
+from runtime.kernels import minimal_pairs
 from runtime.times import Antichain, Lattice
 
 _NO = np.zeros(0, dtype=np.intp)
@@ -62,13 +63,9 @@ def minimal_times(lattice: Lattice, times: np.ndarray) -> list[tuple]:
         return []
     if lattice.depth == 1:
         return [(int(times.min()),)]
-    _, uniq = unique_pairs(np.zeros(times.shape[1], INT), times)
     if lattice.is_product and lattice.depth == 2:
-        # Sorted by (a, b): a point is minimal iff its b is below every earlier b.
-        b = uniq[1]
-        prev_min = np.minimum.accumulate(np.concatenate(([np.iinfo(INT).max], b[:-1])))
-        keep = b < prev_min
-        return [tuple(int(x) for x in col) for col in uniq[:, keep].T]
+        return [tuple(col) for col in minimal_pairs(times).T.tolist()]
+    _, uniq = unique_pairs(np.zeros(times.shape[1], INT), times)
     return list(Antichain(lattice, [tuple(int(x) for x in col) for col in uniq.T]).elements)
 
 

@@ -230,3 +230,32 @@ def hash_columns(block):
         h ^= h >> np.uint64(31)
         out[i] = np.int64(h)
     return out
+
+
+@numba.njit([(M,)], cache=True, nogil=True)
+def minimal_pairs(times):
+    """The minimal antichain of (1, n) or (2, n) times under the product order."""
+    d, n = times.shape
+    if n == 0:
+        return times[:, :0].copy()
+    if d == 1:
+        out = np.empty((1, 1), np.int64)
+        out[0, 0] = times[0].min()
+        return out
+    order = np.argsort(times[0], kind="mergesort")
+    out = np.empty((2, n), np.int64)
+    m = 0
+    below = np.iinfo(np.int64).max  # least y at any smaller x
+    p = 0
+    while p < n:
+        x = times[0, order[p]]
+        y = times[1, order[p]]
+        while p < n and times[0, order[p]] == x:
+            y = min(y, times[1, order[p]])
+            p += 1
+        if y < below:
+            out[0, m] = x
+            out[1, m] = y
+            m += 1
+            below = y
+    return out[:, :m].copy()

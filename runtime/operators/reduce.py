@@ -150,6 +150,8 @@ class ReduceOp(Operator):
         self._alt = np.array([layer == ALTNEU for layer in lat.layers], dtype=np.bool_)
         # Epochs, or (epoch, iteration) pairs: the closure has a direct sweep.
         self._sweep = lat.depth <= 2 and not self._alt.any()
+        # Distinct of whole rows (no values) runs in one compiled pass.
+        self._fused = self._sweep and isinstance(reducer, Distinct) and source.trace.val_arity == 0
         self.in_trace = source.trace
         self.in_handle = source.trace.new_handle()
         self.out_trace = Trace(lat, source.key_arity, reducer.out_arity, name=f"{label} output")
@@ -219,21 +221,28 @@ class ReduceOp(Operator):
         since = self.in_handle.frontier
         i_hist = self.in_trace.lookup(ukeyhash, ukey)
         o_hist = self.out_trace.lookup(ukeyhash, ukey)
+        if self._fused:
+            out_g, out_t, out_d, later_g, later_t = kernels.distinct_step(
+                ngroups, gid, time, i_hist.owner, i_hist.time, i_hist.diff, o_hist.owner, o_hist.time, o_hist.diff,
+                _columns(since, lat.depth), _columns(frontier, lat.depth))
+            if len(later_g):
+                self._defer(ukeyhash[later_g], ukey[:, later_g], later_t)
+            if len(out_g):
+                self._emit(ArrangedBatch.build(ukey[:, out_g], ukey[:0, out_g], out_t, out_d, keyhash=ukeyhash[out_g]))
+            return
         i_g, i_vid, i_vals, i_time, i_diff = _by_value(i_hist.owner, i_hist.val, lat.advance_by(i_hist.time, since), i_hist.diff)
         o_g, o_vid, o_vals, o_time, o_diff = _by_value(o_hist.owner, o_hist.val, lat.advance_by(o_hist.time, since), o_hist.diff)
 
         # Interesting times: the join-closure of the new times with the history.
         new_g, new_t = unique_pairs(gid, time)
-        hist_g, hist_t = unique_pairs(np.concatenate([i_g, o_g]), np.concatenate([i_time, o_time], axis=1))
         if self._sweep:
-            cand_g, cand_t = kernels.product_interesting_times(ngroups, new_g, new_t, hist_g, hist_t)
+            cand_g, cand_t = kernels.product_interesting_times(ngroups, new_g, new_t, i_g, i_time, o_g, o_time)
         else:
+            hist_g, hist_t = unique_pairs(np.concatenate([i_g, o_g]), np.concatenate([i_time, o_time], axis=1))
             cand_g, cand_t = unique_pairs(*kernels.interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt))
         later = frontier.in_advance_mask(cand_t)
         if later.any():
-            self.pending_hash = np.concatenate([self.pending_hash, ukeyhash[cand_g[later]]])
-            self.pending_key = np.concatenate([self.pending_key, ukey[:, cand_g[later]]], axis=1)
-            self.pending_time = np.concatenate([self.pending_time, cand_t[:, later]], axis=1)
+            self._defer(ukeyhash[cand_g[later]], ukey[:, cand_g[later]], cand_t[:, later])
             cand_g, cand_t = cand_g[~later], cand_t[:, ~later]
         if not len(cand_g):
             return
@@ -256,9 +265,22 @@ class ReduceOp(Operator):
         if not len(out_c):
             return
         out_v = res_v[:, first][:, out_vid]
-        out = ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d, keyhash=ukeyhash[cand_g[out_c]])
+        self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d, keyhash=ukeyhash[cand_g[out_c]]))
+
+    def _defer(self, keyhash, key, time) -> None:
+        """Interesting times still in advance of the frontier: work for later."""
+        self.pending_hash = np.concatenate([self.pending_hash, keyhash])
+        self.pending_key = np.concatenate([self.pending_key, key], axis=1)
+        self.pending_time = np.concatenate([self.pending_time, time], axis=1)
+
+    def _emit(self, out: ArrangedBatch) -> None:
         self.out_trace.insert(out)
         self.send(out)
+
+
+def _columns(frontier: Antichain, depth: int) -> np.ndarray:
+    """An antichain as a (depth, k) array."""
+    return np.array(frontier.elements, dtype=INT).reshape(len(frontier.elements), depth).T.copy()
 
 
 def _by_value(owner, val, time, diff):

@@ -168,72 +168,217 @@ def interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt):
     return out_g[:n], out_t[:, :n]
 
 
-@numba.njit([(I, V, M, V, M)], **_JIT)
-def product_interesting_times(ngroups, new_g, new_t, hist_g, hist_t):
-    """`interesting_times` for totally ordered times or pairs under the product order.
+@numba.njit(**_JIT)
+def _sweep_closure(gx, gy, fresh, g, n, out_g, out_t, ys):
+    """Append group g's interesting times, from its generators, to out[n:].
 
-    In two dimensions the join-closure needs no search: t = (x, y) is a join of
-    generators containing a new time iff some generator has x-coordinate x and
-    y-coordinate at most y, some generator at or before x has y-coordinate y,
-    and some new time is at or before t. One sweep over each group's
-    generators in x order, keeping the sorted set of y-coordinates seen, lists
-    exactly those times, already sorted; the cost is the closure's size.
-    (One dimension is the case y = 0.) Inputs sorted by group then time.
+    In one or two dimensions under the product order the join-closure needs no
+    search: t = (x, y) is a join of generators containing a new time iff some
+    generator has x-coordinate x and y-coordinate at most y, some generator at
+    or before x has y-coordinate y, and some new time is at or before t. One
+    sweep over the generators in x order, keeping the sorted set of
+    y-coordinates seen, lists exactly those times, sorted and once each; the
+    cost is the closure's size. (One dimension is the case y = 0.)
     """
-    d = new_t.shape[0]
-    nb = _group_bounds(new_g, ngroups)
-    hb = _group_bounds(hist_g, ngroups)
-    cap = max(16, 2 * new_t.shape[1])
-    out_g = np.empty(cap, np.int64)
-    out_t = np.empty((d, cap), np.int64)
-    ys = np.empty(16, np.int64)
+    d = out_t.shape[0]
+    size = gx.shape[0]
+    order = np.argsort(gx, kind="mergesort")
     none = np.iinfo(np.int64).max
+    ny = 0
+    min_new_y = none
+    p = 0
+    while p < size:
+        x = gx[order[p]]
+        min_y_here = none
+        while p < size and gx[order[p]] == x:
+            y = gy[order[p]]
+            if fresh[order[p]]:
+                min_new_y = min(min_new_y, y)
+            min_y_here = min(min_y_here, y)
+            p += 1
+            at = np.searchsorted(ys[:ny], y)
+            if at < ny and ys[at] == y:
+                continue
+            if ny == ys.shape[0]:
+                ys = np.concatenate((ys, np.empty(ny, np.int64)))
+            ys[at + 1:ny + 1] = ys[at:ny].copy()
+            ys[at] = y
+            ny += 1
+        if min_new_y == none:
+            continue
+        lo = max(min_y_here, min_new_y)
+        for at in range(np.searchsorted(ys[:ny], lo), ny):
+            if n == out_g.shape[0]:
+                grow = max(16, n)
+                out_g = np.concatenate((out_g, np.empty(grow, np.int64)))
+                out_t = np.concatenate((out_t, np.empty((d, grow), np.int64)), axis=1)
+            out_g[n] = g
+            out_t[0, n] = x
+            if d == 2:
+                out_t[1, n] = ys[at]
+            n += 1
+    return n, out_g, out_t, ys
+
+
+@numba.njit(**_JIT)
+def _gather_group(parts, g):
+    """Generators of group g from (times, bounds, positions, is_new) parts: x, y, is-new."""
+    size = 0
+    for times, bounds, pos, is_new in parts:
+        size += bounds[g + 1] - bounds[g]
+    gx = np.empty(size, np.int64)
+    gy = np.zeros(size, np.int64)
+    fresh = np.zeros(size, np.bool_)
+    k = 0
+    for times, bounds, pos, is_new in parts:
+        for r in range(bounds[g], bounds[g + 1]):
+            i = pos[r]
+            gx[k] = times[0, i]
+            if times.shape[0] == 2:
+                gy[k] = times[1, i]
+            fresh[k] = is_new
+            k += 1
+    return gx, gy, fresh
+
+
+@numba.njit(**_JIT)
+def _by_group(group, ngroups):
+    """(bounds, positions): positions[bounds[g]:bounds[g+1]] are the indices of group g."""
+    bounds = np.zeros(ngroups + 1, np.int64)
+    for g in group:
+        bounds[g + 1] += 1
+    for g in range(ngroups):
+        bounds[g + 1] += bounds[g]
+    fill = bounds[:-1].copy()
+    pos = np.empty(group.shape[0], np.int64)
+    for i in range(group.shape[0]):
+        pos[fill[group[i]]] = i
+        fill[group[i]] += 1
+    return bounds, pos
+
+
+@numba.njit([(I, V, M, V, M, V, M)], **_JIT)
+def product_interesting_times(ngroups, new_g, new_t, a_g, a_t, b_g, b_t):
+    """`interesting_times` for epochs or (epoch, iteration) pairs: `_sweep_closure` per group.
+
+    The new times and the two parts of the history (input and output) may come
+    in any order. Returns (group, time) pairs sorted by group then time.
+    """
+    nb, npos = _by_group(new_g, ngroups)
+    ab, apos = _by_group(a_g, ngroups)
+    bb, bpos = _by_group(b_g, ngroups)
+    parts = ((new_t, nb, npos, True), (a_t, ab, apos, False), (b_t, bb, bpos, False))
+    out_g = np.empty(max(16, 2 * new_t.shape[1]), np.int64)
+    out_t = np.empty((new_t.shape[0], out_g.shape[0]), np.int64)
+    ys = np.empty(16, np.int64)
     n = 0
     for g in range(ngroups):
-        i, ie, j, je = nb[g], nb[g + 1], hb[g], hb[g + 1]
-        if i == ie:
+        if nb[g] == nb[g + 1]:
             continue
-        ny = 0
-        min_new_y = none
-        while i < ie or j < je:
-            if j == je or (i < ie and new_t[0, i] <= hist_t[0, j]):
-                x = new_t[0, i]
-            else:
-                x = hist_t[0, j]
-            min_y_here = none
-            for from_new in (True, False):
-                while (i < ie and new_t[0, i] == x) if from_new else (j < je and hist_t[0, j] == x):
-                    y = 0
-                    if d == 2:
-                        y = new_t[1, i] if from_new else hist_t[1, j]
-                    if from_new:
-                        min_new_y = min(min_new_y, y)
-                        i += 1
-                    else:
-                        j += 1
-                    min_y_here = min(min_y_here, y)
-                    at = np.searchsorted(ys[:ny], y)
-                    if at < ny and ys[at] == y:
-                        continue
-                    if ny == ys.shape[0]:
-                        ys = np.concatenate((ys, np.empty(ny, np.int64)))
-                    ys[at + 1:ny + 1] = ys[at:ny].copy()
-                    ys[at] = y
-                    ny += 1
-            if min_new_y == none:
-                continue
-            lo = max(min_y_here, min_new_y)
-            for at in range(np.searchsorted(ys[:ny], lo), ny):
-                if n == cap:
-                    cap *= 2
-                    out_g = np.concatenate((out_g, np.empty(cap - n, np.int64)))
-                    out_t = np.concatenate((out_t, np.empty((d, cap - n), np.int64)), axis=1)
-                out_g[n] = g
-                out_t[0, n] = x
-                if d == 2:
-                    out_t[1, n] = ys[at]
-                n += 1
+        gx, gy, fresh = _gather_group(parts, g)
+        n, out_g, out_t, ys = _sweep_closure(gx, gy, fresh, g, n, out_g, out_t, ys)
     return out_g[:n], out_t[:, :n]
+
+
+@numba.njit(**_JIT)
+def _advance_product(times, since):
+    """advance_by(t, since) under the product order: per coordinate, min over f of max(t, f)."""
+    if since.shape[1] == 0:
+        return times
+    out = np.empty_like(times)
+    for i in range(times.shape[1]):
+        for k in range(times.shape[0]):
+            best = np.iinfo(np.int64).max
+            for f in range(since.shape[1]):
+                best = min(best, max(times[k, i], since[k, f]))
+            out[k, i] = best
+    return out
+
+
+@numba.njit(**_JIT)
+def _le_product(a, ia, b, ib):
+    for k in range(a.shape[0]):
+        if a[k, ia] > b[k, ib]:
+            return False
+    return True
+
+
+@numba.njit([(I, V, M, V, M, V, V, M, V, M, M)], **_JIT)
+def distinct_step(ngroups, gid, time, i_g, i_t, i_d, o_g, o_t, o_d, since, frontier):
+    """Distinct's whole update for keys without values, in epoch or (epoch, iteration) time.
+
+    For each group with new times: the interesting times (`_sweep_closure`),
+    those in advance of `frontier` set aside as later work, and at the rest, in
+    lexicographic order, the correction `[I(t) > 0] - O(t) - earlier
+    corrections at or before t`, where I and O accumulate the input and output
+    histories (times advanced by `since`). Inputs may come in any order.
+    Returns (group, time, diff) of the corrections and (group, time) of the
+    later work.
+    """
+    d = time.shape[0]
+    i_t = _advance_product(i_t, since)
+    o_t = _advance_product(o_t, since)
+    nb, npos = _by_group(gid, ngroups)
+    ib, ipos = _by_group(i_g, ngroups)
+    ob, opos = _by_group(o_g, ngroups)
+    parts = ((time, nb, npos, True), (i_t, ib, ipos, False), (o_t, ob, opos, False))
+    cand_g = np.empty(16, np.int64)
+    cand_t = np.empty((d, 16), np.int64)
+    ys = np.empty(16, np.int64)
+    out_g = np.empty(16, np.int64)
+    out_t = np.empty((d, 16), np.int64)
+    out_d = np.empty(16, np.int64)
+    later_g = np.empty(16, np.int64)
+    later_t = np.empty((d, 16), np.int64)
+    n_out = 0
+    n_later = 0
+    for g in range(ngroups):
+        if nb[g] == nb[g + 1]:
+            continue
+        gx, gy, fresh = _gather_group(parts, g)
+        nc, cand_g, cand_t, ys = _sweep_closure(gx, gy, fresh, g, 0, cand_g, cand_t, ys)
+        ready = np.empty(nc, np.int64)
+        made = np.zeros(nc, np.int64)
+        nr = 0
+        for c in range(nc):
+            future = False
+            for f in range(frontier.shape[1]):
+                if _le_product(frontier, f, cand_t, c):
+                    future = True
+                    break
+            if future:
+                if n_later == later_g.shape[0]:
+                    later_g = np.concatenate((later_g, np.empty(n_later, np.int64)))
+                    later_t = np.concatenate((later_t, np.empty((d, n_later), np.int64)), axis=1)
+                later_g[n_later] = g
+                later_t[:, n_later] = cand_t[:, c]
+                n_later += 1
+                continue
+            acc_in = 0
+            for r in range(ib[g], ib[g + 1]):
+                if _le_product(i_t, ipos[r], cand_t, c):
+                    acc_in += i_d[ipos[r]]
+            acc_out = 0
+            for r in range(ob[g], ob[g + 1]):
+                if _le_product(o_t, opos[r], cand_t, c):
+                    acc_out += o_d[opos[r]]
+            e = (1 if acc_in > 0 else 0) - acc_out
+            for q in range(nr):
+                if _le_product(cand_t, ready[q], cand_t, c):
+                    e -= made[q]
+            ready[nr] = c
+            made[nr] = e
+            nr += 1
+            if e != 0:
+                if n_out == out_g.shape[0]:
+                    out_g = np.concatenate((out_g, np.empty(n_out, np.int64)))
+                    out_t = np.concatenate((out_t, np.empty((d, n_out), np.int64)), axis=1)
+                    out_d = np.concatenate((out_d, np.empty(n_out, np.int64)))
+                out_g[n_out] = g
+                out_t[:, n_out] = cand_t[:, c]
+                out_d[n_out] = e
+                n_out += 1
+    return out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later]
 
 
 @numba.njit([(I, V, M, V, V, M, V, B)], **_JIT)
