@@ -79,26 +79,36 @@ def delta_query(atoms, output, fuel: int = FUEL):
     missing = [v for v in output if v not in everything]
     if missing:
         raise DataflowError(f"delta_query: output variables {missing} occur in no atom")
-    vars_of = [vs for _, vs in atoms]
-    terms = []
-    for i in range(len(atoms)):
-        stream, bound = _keep_distinct(*atoms[i])
-        for j in term_order(vars_of, i):
-            relation, names = atoms[j]
-            key_cols = [c for c, v in enumerate(names) if v in bound]
-            val_cols = [c for c, v in enumerate(names) if v not in bound]
-            arranged = relation.select(key_cols + val_cols)
-            # The stream with the key variables first (in the arrangement's key order).
-            key_vars = [names[c] for c in key_cols]
-            front = [bound.index(v) for v in key_vars]
-            stream = stream.select(front + list(range(len(bound))))
-            stream = stream.half_join(arranged, key=len(key_cols), strict=j > i, fuel=fuel)
-            # Rows are (key copies, bound..., values...): drop the key copies, and check
-            # variables repeated among the new values.
-            k = len(key_cols)
-            stream, bound = _keep_distinct(stream.select(range(k, stream.arity)), bound + [names[c] for c in val_cols])
-        terms.append(stream.select([bound.index(v) for v in output]))
+    terms = [_term(atoms, i, output, fuel, as_of=False) for i in range(len(atoms))]
     return terms[0].concat(*terms[1:])
 
 
-__all__ = ["delta_query", "term_order"]
+def as_of_query(atoms, output, fuel: int = FUEL):
+    """Updates of the first atom joined with the other atoms as of each update's time (an as-of join)."""
+    atoms = [(c, tuple(vs)) for c, vs in atoms]
+    return _term(atoms, 0, output, fuel, as_of=True)
+
+
+def _term(atoms, i: int, output, fuel: int, as_of: bool):
+    """Atom i's updates extended by lookups in the others: before i as of <= t, after i as of < t
+    (or all as of <= t for an as-of join)."""
+    vars_of = [vs for _, vs in atoms]
+    stream, bound = _keep_distinct(*atoms[i])
+    for j in term_order(vars_of, i):
+        relation, names = atoms[j]
+        key_cols = [c for c, v in enumerate(names) if v in bound]
+        val_cols = [c for c, v in enumerate(names) if v not in bound]
+        arranged = relation.select(key_cols + val_cols)
+        # The stream with the key variables first (in the arrangement's key order).
+        key_vars = [names[c] for c in key_cols]
+        front = [bound.index(v) for v in key_vars]
+        stream = stream.select(front + list(range(len(bound))))
+        stream = stream.half_join(arranged, key=len(key_cols), strict=j > i and not as_of, fuel=fuel)
+        # Rows are (key copies, bound..., values...): drop the key copies, and check
+        # variables repeated among the new values.
+        k = len(key_cols)
+        stream, bound = _keep_distinct(stream.select(range(k, stream.arity)), bound + [names[c] for c in val_cols])
+    return stream.select([bound.index(v) for v in output])
+
+
+__all__ = ["as_of_query", "delta_query", "term_order"]

@@ -22,10 +22,11 @@ exact: the trace handle is held one step (in every coordinate) behind the
 stream's frontier, so no compacted time can become equal to a later stream time.
 
 Fuel. A burst of stream updates may match millions of arrangement updates (a
-hub key). The operator looks probes up in slices sized from the matches seen so
-far, emits at most about `fuel` output updates per activation, and asks to be
-run again for the rest, so downstream operators consume each chunk before the
-next one exists. Stream updates wait in `pending` (with a capability held for
+hub key). Before looking anything up, the operator counts each ready probe's
+candidates (binary searches on the key hashes of the trace's batches), looks
+up the longest prefix of probes with about `fuel` candidates (at least one
+probe), emits that chunk, and asks to be run again for the rest, so downstream
+operators consume each chunk before the next one exists. Stream updates wait in `pending` (with a capability held for
 their times) until their time is complete in the arrangement and fuel reaches them.
 """
 
@@ -40,8 +41,7 @@ from runtime.operators.basic import as_batch
 from runtime.times import Antichain
 from runtime.worker import DataflowError, Operator, Stream
 
-FUEL = 1 << 16  # output updates per activation
-_FIRST_SLICE = 64  # probes in the first lookup of an activation's burst
+FUEL = 1 << 16  # candidate matches looked up per activation
 
 
 class HalfJoinOp(Operator):
@@ -62,7 +62,6 @@ class HalfJoinOp(Operator):
         self.trace = arranged.trace
         self.handle = arranged.trace.new_handle()
         self.pending: Batch | None = None
-        self._slice = _FIRST_SLICE
         super().__init__(dataflow, [[stream], [arranged.stream]], [lattice, lattice], [lattice])
 
     def has_pending(self) -> bool:
@@ -82,19 +81,17 @@ class HalfJoinOp(Operator):
         self.set_capabilities(minimal_times(lat, pending.time))
         waiting = self.frontier(1).in_advance_mask(pending.time)  # the arrangement may still change at <= t
         ready = np.flatnonzero(~waiting)
-        emitted = 0
-        done = 0
+        # Count each ready probe's candidate matches (by key hash, in every batch of the
+        # trace), and look up only a prefix worth about one fuel: a hub key's burst is
+        # cut into chunks before it exists.
+        counts = self._match_counts(pending.data[: self.key_arity, ready])
+        reach = np.cumsum(counts)
+        done = max(1, int(np.searchsorted(reach, self.fuel, side="right"))) if len(ready) else 0
         parts = []
-        while done < len(ready) and emitted < self.fuel:
-            take = ready[done : done + self._slice]
-            out, matches = self._lookup(pending.take(take))
-            done += len(take)
-            emitted += len(out)
+        for lo in range(0, done, self.fuel):
+            out = self._lookup(pending.take(ready[lo : min(done, lo + self.fuel)]))
             if len(out):
                 parts.append(out)
-            # Size the next slice so that its matches are about one fuel's worth.
-            per_probe = max(matches, 1) / len(take)
-            self._slice = int(min(max(self.fuel / per_probe, 1), 1 << 20))
         if parts:
             self.send(Batch.concat(parts))
         if done < len(ready):
@@ -104,7 +101,15 @@ class HalfJoinOp(Operator):
         rest = pending.take(keep) if done else pending
         self._hold(rest if len(rest) else None)
 
-    def _lookup(self, probe: Batch) -> tuple[Batch, int]:
+    def _match_counts(self, key: np.ndarray) -> np.ndarray:
+        """Updates in the trace whose key hash equals each probe's (an upper bound on its matches)."""
+        keyhash = key_hash(key)
+        counts = np.zeros(len(keyhash), np.int64)
+        for b in self.trace.batches:
+            counts += np.searchsorted(b.keyhash, keyhash, side="right") - np.searchsorted(b.keyhash, keyhash, side="left")
+        return counts
+
+    def _lookup(self, probe: Batch) -> Batch:
         key = probe.data[: self.key_arity]
         found = self.trace.lookup(key_hash(key), key)
         owner = found.owner
@@ -116,7 +121,7 @@ class HalfJoinOp(Operator):
         idx = np.flatnonzero(ok)
         owner = owner[idx]
         data = np.concatenate([probe.data[:, owner], found.val[:, idx]], axis=0)
-        return Batch(data, time[:, idx], probe.diff[owner] * found.diff[idx]), len(found.owner)
+        return Batch(data, time[:, idx], probe.diff[owner] * found.diff[idx])
 
     def _hold(self, pending: Batch | None) -> None:
         """Keep `pending`, hold capabilities for it, and let the trace compact up to what may still be probed."""
