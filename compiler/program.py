@@ -137,6 +137,18 @@ class Session:
                 loaded[name] = len(rows)
         return loaded
 
+    def update_columns(self, relation: str, data, diff=1, time=None) -> None:
+        """Bulk input: `data` is the (arity, n) int64 block of encoded rows (runtime.symbols;
+        strings interned in `session.dataflow.symbols`, unsigned as int64 bits); `diff` and
+        `time` are scalars or one value per row (default: the open time)."""
+        handle = self._input(relation)
+        times = np.asarray(self._time if time is None else time, dtype=np.int64)
+        if times.size and int(times.min()) < self._time:
+            raise SessionError(f"time {int(times.min())} is already closed (the open time is {self._time})", relation)
+        if data.ndim != 2 or data.shape[0] != self.program.relations[relation].arity:
+            raise SessionError(f"'{relation}': a block of {data.shape[0]} columns, but '{relation}' has {self.program.relations[relation].arity}", relation)
+        handle.update_columns(data, diff, times)
+
     def _update(self, relation: str, rows, diff: int, time) -> None:
         handle = self._input(relation)
         info = self.program.relations[relation]

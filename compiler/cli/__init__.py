@@ -1,0 +1,125 @@
+"""The `deltalog` command line.
+
+    deltalog run PROGRAM.dl|.sql --input rel=PATH ... [--changes rel=PATH ...] [--output-dir DIR] [--format F]
+    deltalog watch PROGRAM --input ... --changes-dir DIR --output-dir DIR --checkpoint DIR
+    deltalog repl PROGRAM [--input ...]
+    deltalog explain PROGRAM [--dot FILE]
+    deltalog check PROGRAM
+
+Each command lives in its own module here (run, watch, repl, explain). Exit
+codes: 0 success; 1 a user error -- a program that does not compile, a missing
+file, a table whose columns or values do not fit -- reported as one line
+(`file:line:column: ...` where it applies, then the source excerpt for
+compile errors); 2 a bad command line. No traceback for user errors; an
+unexpected failure prints one line too (`--debug` shows the traceback).
+Spark starts only when a command reads or writes a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from compiler.cli.common import UsageError, UserError, load_program
+from compiler.errors import CompileError
+
+
+def _check(args) -> int:
+    program = load_program(args.program)
+    print(f"{args.program}: ok ({len(program.outputs)} outputs: {', '.join(program.outputs)})")
+    return 0
+
+
+def _run(args) -> int:
+    from compiler.cli.run import run
+
+    return run(args)
+
+
+def _watch(args) -> int:
+    from compiler.cli.watch import watch
+
+    return watch(args)
+
+
+def _repl(args) -> int:
+    from compiler.cli.repl import repl
+
+    return repl(args)
+
+
+def _explain(args) -> int:
+    from compiler.cli.explain import explain_command
+
+    return explain_command(args)
+
+
+def parser() -> argparse.ArgumentParser:
+    from compiler.cli.run import add_input_options, add_output_options
+
+    p = argparse.ArgumentParser(prog="deltalog", description="Incremental Datalog and SQL on differential dataflow.")
+    p.add_argument("--debug", action="store_true", help="show tracebacks of unexpected errors")
+    commands = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    check = commands.add_parser("check", help="report a program's static errors")
+    check.add_argument("program", help="a .dl or .sql file")
+    check.set_defaults(handler=_check)
+
+    run = commands.add_parser("run", help="compute a program's outputs from input tables")
+    run.add_argument("program", help="a .dl or .sql file")
+    add_input_options(run)
+    run.add_argument("--changes", action="append", metavar="REL=PATH", help="a change table for REL (columns, diff[, time]) applied after the load")
+    add_output_options(run)
+    run.add_argument("--timings", action="store_true", help="print where the time went (stderr)")
+    run.set_defaults(handler=_run)
+
+    watch = commands.add_parser("watch", help="follow a directory of change files (Spark Structured Streaming)")
+    watch.add_argument("program", help="a .dl or .sql file")
+    add_input_options(watch)
+    watch.add_argument("--changes-dir", required=True, metavar="DIR", help="change files arrive in DIR/REL/ (columns, diff[, time])")
+    watch.add_argument("--output-dir", "-D", required=True, metavar="DIR", help="output changes go to DIR/REL/batch=N/")
+    watch.add_argument("--format", choices=("parquet", "csv", "jsonl"), default="parquet")
+    watch.add_argument("--checkpoint", required=True, metavar="DIR", help="where progress is kept for exactly-once restarts")
+    watch.add_argument("--trigger", default="1 second", metavar="INTERVAL", help="micro-batch interval (default: 1 second)")
+    watch.add_argument("--available-now", action="store_true", help="process the files present now, then stop")
+    watch.add_argument("--max-files-per-batch", type=int, metavar="N", help="at most N new files per micro-batch")
+    watch.add_argument("--change-format", choices=("parquet", "csv", "json"), default="parquet", help="format of the change files")
+    watch.set_defaults(handler=_watch)
+
+    repl = commands.add_parser("repl", help="interactive: insert, remove, commit, dump, load")
+    repl.add_argument("program", help="a .dl or .sql file")
+    add_input_options(repl)
+    repl.set_defaults(handler=_repl)
+
+    explain = commands.add_parser("explain", help="print the logical plan and the dataflow graph")
+    explain.add_argument("program", help="a .dl or .sql file")
+    explain.add_argument("--dot", metavar="FILE", help="also write the dataflow as Graphviz DOT (FILE.png/.svg renders it when Graphviz is installed)")
+    explain.set_defaults(handler=_explain)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)  # exits 2 on a bad command line
+    try:
+        return args.handler(args)
+    except CompileError as err:
+        print(err, file=sys.stderr)
+        return 1
+    except UserError as err:
+        print(f"deltalog: error: {err}", file=sys.stderr)
+        return 1
+    except UsageError as err:
+        print(f"deltalog {args.command}: usage error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("deltalog: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # a bug or an environment problem: one line unless --debug
+        if args.debug:
+            raise
+        message = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        print(f"deltalog: internal error: {type(err).__name__}: {message} (run with --debug for the traceback)", file=sys.stderr)
+        return 1
+
+
+__all__ = ["main", "parser"]

@@ -1,0 +1,62 @@
+"""What every command shares: loading the program, user errors, Spark settings.
+
+`UserError` is a mistake in what the user gave (a file, a column, a value, a
+program): the command prints its one line and exits 1. `UsageError` is a bad
+command line: exit 2. A program file is compiled by its suffix: `.dl` with
+the Datalog front end, `.sql` with the SQL front end (`compiler.compile_sql`,
+imported only when needed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compiler.errors import CompileError
+
+
+class UserError(Exception):
+    """A user mistake, reported as one line, exit code 1."""
+
+
+class UsageError(Exception):
+    """A bad command line, exit code 2."""
+
+
+def load_program(path: str):
+    """The compiled program at `path` (.dl or .sql); raises CompileError or UserError."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise UserError(f"cannot read {path}: {err.strerror}") from None
+    if p.suffix.lower() == ".sql":
+        try:
+            from compiler import compile_sql
+        except ImportError:
+            raise UserError(f"{path}: SQL programs are not supported by this build (no compiler.compile_sql)") from None
+        return compile_sql(text, source_name=str(path))
+    from compiler.program import compile_datalog
+
+    return compile_datalog(text, source_name=str(path))
+
+
+def parse_assignments(values, what: str) -> list[tuple[str, str]]:
+    """`name=value` pairs from repeated options, in order."""
+    pairs = []
+    for item in values or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise UsageError(f"{what} takes NAME=VALUE, not {item!r}")
+        pairs.append((name.strip(), value.strip()))
+    return pairs
+
+
+def spark_provider(args):
+    from runtime.spark import SparkProvider
+
+    conf = dict(parse_assignments(getattr(args, "conf", None), "--conf"))
+    return SparkProvider(master=getattr(args, "master", None), conf=conf)
+
+
+def compile_error_line(err: CompileError) -> str:
+    return str(err)

@@ -1,0 +1,238 @@
+"""Binding a program's relations to tables, and loading tables into a session.
+
+`columns(program, rel)` gives a relation's columns as Spark I/O sees them
+(declared attribute names, runtime kinds). `pushdown(program)` finds, for
+each input relation, a Spark SQL predicate that every reader of the relation
+applies anyway: when every Scan of the input in the optimized plan sits
+directly under a Filter, the disjunction over those Filters of their simple
+conjuncts (column compared with a number or string constant) drops only rows
+no reader keeps, so Spark can skip them at the scan. The plan still applies
+its filters; the pushed predicate only saves transfer.
+
+`Loader` reads `TableSource`s with Spark (started on first use) and feeds
+the session the encoded columns in bulk (`Session.update_columns`), with a
+progress bar on a terminal for large tables, and keeps the time spent in
+Spark and in the transfer to the runtime.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time as clock
+from pathlib import Path
+
+from compiler.plan.expr import Call, Col, Const
+from compiler.plan.nodes import Filter, Scan
+from compiler.plan.program import Fixpoint
+from compiler.cli.common import UserError
+
+KIND = {"number": "int", "unsigned": "unsigned", "float": "float", "symbol": "str"}
+_SQL_OPS = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+PROGRESS_ROWS = 1_000_000  # tables at least this large get a progress bar on a terminal
+
+
+def columns(program, relation: str):
+    from runtime.spark import ColumnSpec
+
+    info = program.relations[relation]
+    return tuple(ColumnSpec(n, KIND[t]) for n, t in zip(info.attribute_names, info.types))
+
+
+def input_relation(program, name: str) -> str:
+    info = program.relations.get(name)
+    if info is None or not info.is_input:
+        known = ", ".join(program.inputs) or "none"
+        what = "is not an input relation" if info is not None else "is not a relation of the program"
+        raise UserError(f"'{name}' {what} (inputs: {known})")
+    return name
+
+
+# ---- filter pushdown ----
+
+
+def pushdown(program) -> dict[str, str]:
+    """{input: Spark SQL predicate over its declared column names} where one is safe."""
+    uses: dict[str, list] = {}
+    seen: set[int] = set()
+
+    def visit(node, parent):
+        if isinstance(node, Scan):
+            uses.setdefault(node.name, []).append(parent.predicate if isinstance(parent, Filter) else None)
+            return
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        for child in node.children():
+            visit(child, node)
+
+    plan = program.plan
+    for step in plan.steps:
+        for b in step.bindings if isinstance(step, Fixpoint) else (step,):
+            visit(b.body, None)
+    pushed = {}
+    for name, predicates in uses.items():
+        info = program.relations.get(name)
+        if info is None or info.is_output or None in predicates:
+            continue
+        parts = [_conjuncts_sql(p, info.attribute_names) for p in predicates]
+        if all(parts):
+            alternatives = list(dict.fromkeys(parts))
+            pushed[name] = alternatives[0] if len(alternatives) == 1 else " OR ".join(f"({a})" for a in alternatives)
+    return pushed
+
+
+def _conjuncts_sql(predicate, names) -> str | None:
+    parts = []
+    stack = [predicate]
+    while stack:
+        p = stack.pop()
+        if isinstance(p, Call) and p.op == "and":
+            stack.extend(reversed(p.args))
+            continue
+        sql = _comparison_sql(p, names)
+        if sql is not None:
+            parts.append(sql)
+    return " AND ".join(parts) if parts else None
+
+
+def _comparison_sql(p, names) -> str | None:
+    if not (isinstance(p, Call) and p.op in _SQL_OPS and len(p.args) == 2):
+        return None
+    a, b = p.args
+    op = p.op
+    if isinstance(a, Const) and isinstance(b, Col):
+        a, b = b, a
+        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
+    if not (isinstance(a, Col) and isinstance(b, Const)) or a.type not in ("number", "symbol") or a.type != b.type:
+        return None
+    if a.type == "symbol":
+        literal = "'" + b.value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    else:
+        literal = str(int(b.value))
+    return f"`{names[a.index]}` {_SQL_OPS[op]} {literal}"
+
+
+# ---- loading ----
+
+
+class Loader:
+    """Reads tables with Spark and feeds them to a session; keeps timings."""
+
+    def __init__(self, session, spark, pushed: dict[str, str] | None = None, progress: bool | None = None):
+        self.session = session
+        self.spark = spark  # a runtime.spark.SparkProvider
+        self.pushed = pushed or {}
+        self.progress = sys.stderr.isatty() if progress is None else progress
+        self.spark_seconds = 0.0
+        self.transfer_seconds = 0.0
+        self.rows = 0
+
+    def source(self, relation: str, path: str, fmt: str | None = None, changes: bool = False):
+        from runtime.spark import ColumnSpec, TableSource
+
+        program = self.session.program
+        extras = (ColumnSpec("diff", "int"), ColumnSpec("time", "int")) if changes else ()
+        if fmt is None and path.endswith(".facts"):
+            fmt = "facts"
+        return TableSource(
+            path=path,
+            relation=relation,
+            columns=columns(program, relation),
+            format=fmt,
+            extras=extras,
+            optional_extras=("time",) if changes else (),
+            where=self.pushed.get(relation),
+        )
+
+    def read(self, source):
+        """The Arrow table of `source` (Spark's part of a load)."""
+        from runtime.spark import LoadError, read_table
+
+        began = clock.perf_counter()
+        try:
+            spark = self.spark.get()
+        except Exception as e:
+            raise UserError(f"cannot start Spark ({type(e).__name__}): {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from None
+        try:
+            table = read_table(spark, source)
+        except LoadError as e:
+            raise UserError(str(e)) from None
+        self.spark_seconds += clock.perf_counter() - began
+        return table
+
+    def feed(self, source, table, time=None, diff=1) -> int:
+        """Encode `table` and add it to the session (diff and time columns override the defaults)."""
+        from runtime.spark import LoadError
+        from runtime.spark.read import encode_source
+
+        began = clock.perf_counter()
+        symbols = self.session.dataflow.symbols
+        n = table.num_rows
+        bar = _Progress(f"loading {source.relation}", n) if self.progress and n >= PROGRESS_ROWS else None
+        try:
+            for block, extras in encode_source(table, source, symbols, on_rows=bar.advance if bar else None):
+                if block.shape[1] == 0:
+                    continue
+                self.session.update_columns(source.relation, block, extras.get("diff", diff), extras.get("time", time))
+        except LoadError as e:
+            raise UserError(str(e)) from None
+        except Exception as e:
+            from compiler.program import SessionError
+
+            if isinstance(e, SessionError):
+                raise UserError(f"'{source.relation}': {source.path}: {e}") from None
+            raise
+        finally:
+            if bar:
+                bar.close()
+        self.transfer_seconds += clock.perf_counter() - began
+        self.rows += n
+        return n
+
+    def load(self, relation: str, path: str, fmt: str | None = None, time=None, diff=1) -> int:
+        source = self.source(relation, path, fmt)
+        return self.feed(source, self.read(source), time=time, diff=diff)
+
+
+class _Progress:
+    def __init__(self, label: str, total: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=True,
+        )
+        self.progress.start()
+        self.task = self.progress.add_task(label, total=total)
+
+    def advance(self, n: int) -> None:
+        self.progress.advance(self.task, n)
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def facts_inputs(program, directory: str) -> list[tuple[str, str]]:
+    """(relation, path) of `<rel>.facts` (or the .input's filename=) in `directory` for each input."""
+    found = []
+    for name in program.inputs:
+        info = program.relations[name]
+        path = Path(directory) / info.input_options.get("filename", f"{name}.facts")
+        if path.is_file():
+            found.append((name, str(path)))
+    return found
+
+
+def dir_inputs(program, directory: str) -> list[tuple[str, str]]:
+    """(relation, path) for each input with `<rel>.parquet`, `<rel>.csv`, `<rel>.jsonl`, `<rel>.facts` or `<rel>/` in `directory`."""
+    found = []
+    for name in program.inputs:
+        for candidate in (f"{name}.parquet", f"{name}.csv", f"{name}.jsonl", f"{name}.facts", name):
+            path = os.path.join(directory, candidate)
+            if os.path.exists(path):
+                found.append((name, path))
+                break
+    return found
+

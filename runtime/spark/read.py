@@ -1,0 +1,181 @@
+"""Reading a table as a relation: Spark does the reading, Arrow carries the rows.
+
+A `TableSource` names a path (a file or a directory of part files, local or
+any URL Spark reads), its format ("parquet", "csv" with a header row,
+"facts" = Soufflé's tab-separated rows without a header, "json" lines), the
+relation it feeds and that relation's columns (`ColumnSpec`: name and kind).
+`read_table(spark, source)` returns an Arrow table with exactly the
+relation's columns in order (plus `extras` such as a change table's `diff`
+and `time`):
+
+- columns map by name when every declared name is a column of the table
+  (case-insensitive), else by position when the table has exactly as many
+  columns as wanted; anything else is a `LoadError` listing both sides;
+- only the mapped columns are selected, so Spark reads no others (projection
+  pushdown into the Parquet scan), and `where` -- a Spark SQL predicate over
+  the declared names that the caller guarantees drops only rows no reader of
+  the relation would keep -- is applied in Spark (filter pushdown) when the
+  table's column types match the kinds it compares;
+- the result is collected with `DataFrame.toArrow()` (Arrow batches from the
+  JVM, no per-row Python); casting and encoding happen in runtime.spark.arrow.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from runtime.spark.arrow import LoadError, encode_table
+
+FORMATS = ("parquet", "csv", "facts", "json")
+_SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".facts": "facts", ".tsv": "facts", ".json": "json", ".jsonl": "json"}
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    name: str
+    kind: str  # "int", "unsigned", "float", "str"
+
+
+@dataclass(frozen=True)
+class TableSource:
+    path: str
+    relation: str
+    columns: tuple[ColumnSpec, ...]
+    format: str | None = None  # None: from the path (detect_format)
+    extras: tuple[ColumnSpec, ...] = ()  # extra columns taken by name, else after the relation's
+    optional_extras: tuple[str, ...] = ()  # extras that may be missing
+    where: str | None = None
+
+
+def is_local(path: str) -> bool:
+    return "://" not in path or path.startswith("file://")
+
+
+def detect_format(path: str) -> str:
+    """The format of a path by its suffix, or for a directory by its data files' suffixes."""
+    p = Path(path[len("file://"):] if path.startswith("file://") else path)
+    fmt = _SUFFIXES.get(p.suffix.lower())
+    if fmt is None and is_local(path) and p.is_dir():
+        found = {_SUFFIXES.get(f.suffix.lower()) for f in p.rglob("*") if f.is_file() and not f.name.startswith((".", "_"))}
+        found.discard(None)
+        if len(found) == 1:
+            fmt = found.pop()
+    if fmt is None:
+        raise LoadError(f"{path}: cannot tell the format (name files .parquet, .csv, .facts or .jsonl, or give format)")
+    return fmt
+
+
+def read_dataframe(spark, source: TableSource):
+    """The Spark DataFrame of `source`'s relation columns (plus extras), filtered where allowed."""
+    path = source.path
+    where = f"'{source.relation}': {path}"
+    if is_local(path):
+        local = path[len("file://"):] if path.startswith("file://") else path
+        if not os.path.exists(local):
+            raise LoadError(f"{where}: no such file or directory")
+        path = os.path.abspath(local)
+    fmt = source.format or detect_format(path)
+    reader = spark.read
+    try:
+        if fmt == "parquet":
+            df = reader.parquet(path)
+        elif fmt == "csv":
+            df = reader.options(header=True, mode="FAILFAST", emptyValue="").csv(path)
+        elif fmt == "facts":
+            df = reader.options(sep="\t", header=False, quote="\u0000", escape="\u0000", mode="FAILFAST", emptyValue="").csv(path)
+        elif fmt == "json":
+            df = reader.json(path)
+        else:
+            raise LoadError(f"{where}: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    except Exception as e:  # AnalysisException and friends: one line, not the JVM stack
+        if isinstance(e, LoadError):
+            raise
+        raise LoadError(f"{where}: Spark cannot read it as {fmt}: {_first_line(e)}") from None
+    return _select(df, source, fmt, where)
+
+
+def _select(df, source: TableSource, fmt: str, where: str):
+    from pyspark.sql import functions as F
+
+    names = list(df.columns)
+    lower = {n.lower(): n for n in names}
+    wanted = [c.name for c in source.columns]
+    extras = [c.name for c in source.extras]
+    if fmt != "facts" and all(w.lower() in lower for w in wanted):
+        present = [e for e in extras if e.lower() in lower]
+        missing = [e for e in extras if e.lower() not in lower and e not in source.optional_extras]
+        if missing:
+            raise LoadError(f"{where}: no column {', '.join(repr(m) for m in missing)} (columns: {', '.join(names)})")
+        picked = [lower[w.lower()] for w in wanted + present]
+        out_names = wanted + present
+    else:
+        present = [e for e in extras if e not in source.optional_extras]
+        n_required = len(wanted) + len(present)
+        if len(names) == n_required + len([e for e in extras if e in source.optional_extras]):
+            present = extras
+        elif len(names) != n_required:
+            need = ", ".join(wanted + present)
+            raise LoadError(
+                f"{where}: columns ({', '.join(names)}) do not match: wanted {need}"
+                f" (by name, or exactly {n_required} columns by position)"
+            )
+        picked, out_names = names[: len(wanted) + len(present)], wanted + present
+    df = df.select([F.col(f"`{p}`").alias(o) for p, o in zip(picked, out_names)])
+    if source.where and _comparable(df, source.columns):
+        df = df.filter(source.where)
+    return df
+
+
+def _comparable(df, columns) -> bool:
+    """Whether the table's column types let a predicate written for `columns` run as is."""
+    types = {f.name: f.dataType.typeName() for f in df.schema.fields}
+    integral = {"byte", "short", "integer", "long"}
+    for c in columns:
+        t = types.get(c.name)
+        ok = t in integral if c.kind in ("int", "unsigned") else t in integral | {"float", "double"} if c.kind == "float" else t == "string"
+        if not ok:
+            return False
+    return True
+
+
+def read_table(spark, source: TableSource) -> pa.Table:
+    """`source` read by Spark and collected as one Arrow table (relation columns, then extras)."""
+    df = read_dataframe(spark, source)
+    try:
+        return df.toArrow()
+    except Exception as e:
+        raise LoadError(f"'{source.relation}': {source.path}: Spark failed reading it: {_first_line(e)}") from None
+
+
+def encode_source(table: pa.Table, source: TableSource, symbols, chunk_rows: int = 1 << 20, on_rows=None):
+    """Yield (block, extras) per slice of `table`: the (arity, n) int64 relation block and
+    a dict of the extras' int64 arrays. `on_rows(n)` is called after each slice."""
+    kinds = [c.kind for c in source.columns]
+    arity = len(kinds)
+    extra_names = table.column_names[arity:]
+    prefix = f"'{source.relation}': {source.path}: "
+    for start in range(0, max(table.num_rows, 1), chunk_rows):
+        part = table.slice(start, chunk_rows)
+        if part.num_rows == 0 and start:
+            break
+        block = encode_table(part.select(range(arity)), kinds, symbols, prefix)
+        extras = {
+            name: encode_table(part.select([arity + i]), ["int"], symbols, prefix)[0] for i, name in enumerate(extra_names)
+        }
+        if on_rows is not None:
+            on_rows(part.num_rows)
+        yield block, extras
+
+
+def _first_line(e: Exception) -> str:
+    text = str(e).strip().splitlines()
+    text = [t for t in text if t.strip()]
+    line = text[0] if text else type(e).__name__
+    return line[:300]
+
+
+__all__ = ["ColumnSpec", "TableSource", "FORMATS", "detect_format", "read_dataframe", "read_table", "encode_source", "is_local"]

@@ -1,0 +1,108 @@
+"""The embedded Spark session: started once, lazily, and quietly.
+
+A `SparkProvider` holds the settings (`master`, default `local[*]`, and extra
+`key=value` confs passed through as with spark-submit) and starts the session
+the first time `get()` is called, so a command that reads and writes no table
+never pays for a JVM. Startup is quiet: Spark's log4j output goes to a log file
+(`log_path`, in the temp directory by default) rather than the terminal, the
+console progress bar and the web UI are off, and the driver binds to loopback
+when no address is configured. Errors still reach Python as exceptions.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_LOG4J = """\
+rootLogger.level = {level}
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {log}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n
+"""
+
+DEFAULT_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+}
+
+
+class SparkProvider:
+    """Starts a SparkSession on first use; `stop()` ends it if it was started."""
+
+    def __init__(self, master: str | None = None, conf: dict[str, str] | None = None, log_path: str | None = None):
+        self.master = master or "local[*]"
+        self.conf = dict(conf or {})
+        self.log_path = log_path or os.path.join(tempfile.gettempdir(), f"deltalog-spark-{os.getpid()}.log")
+        self.startup_seconds: float | None = None
+        self._spark = None
+
+    @property
+    def started(self) -> bool:
+        return self._spark is not None
+
+    def get(self):
+        if self._spark is None:
+            self._spark = self._start()
+        return self._spark
+
+    def _start(self):
+        began = time.perf_counter()
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        log4j = Path(self.log_path).with_suffix(".log4j2.properties")
+        log4j.write_text(_LOG4J.format(level="warn", log=self.log_path))
+        java_opts = f"-Dlog4j2.configurationFile=file:{log4j}"
+        conf = dict(DEFAULT_CONF)
+        conf.update(self.conf)
+        if "spark.driver.extraJavaOptions" in conf:
+            java_opts = conf["spark.driver.extraJavaOptions"] + " " + java_opts
+        conf["spark.driver.extraJavaOptions"] = java_opts
+
+        from pyspark.sql import SparkSession
+
+        builder = SparkSession.builder.master(self.master).appName("deltalog")
+        for key, value in conf.items():
+            builder = builder.config(key, value)
+        # The JVM inherits our stderr and prints a few lines before log4j is set up
+        # (and warnings after): give it the log file instead of the terminal.
+        with _stderr_to(self.log_path):
+            spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+        self.startup_seconds = time.perf_counter() - began
+        return spark
+
+    def stop(self) -> None:
+        if self._spark is not None:
+            self._spark.stop()
+            self._spark = None
+
+
+class _stderr_to:
+    """Point file descriptor 2 at a file while a child process is started."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def __exit__(self, *exc):
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        return False
