@@ -226,6 +226,9 @@ class _Lowering:
             return View(self._aggregate(node, context), identity)
         if isinstance(node, DeltaJoin):
             return View(*lower_delta_join([self.exact(i, context) for i in node.inputs], node))
+        lower = getattr(node, "lower", None)  # a front end's own node (SQL's TopK) lowers itself
+        if lower is not None:
+            return View(lower([self.exact(c, context) for c in node.children()]), identity)
         raise PlanError(f"cannot lower {type(node).__name__}")
 
     def _join(self, node: Join, context: _Context) -> View:

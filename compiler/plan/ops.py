@@ -43,8 +43,10 @@ NATURAL_DTYPE = {NUMBER: np.int64, UNSIGNED: np.uint64, FLOAT: np.float64, SYMBO
 ARITHMETIC = ("+", "-", "*", "/", "%", "^")
 BITWISE = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
-STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "match", "is_number")
-# Everything else: "neg", "bnot", "lnot" (unary), "min", "max" (variadic), "and", "or", "not".
+STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "match", "is_number", "lower", "upper")
+# Everything else: "neg", "bnot", "lnot" (unary), "min", "max" (variadic), "and", "or", "not",
+# and for SQL: "if" (condition, then, else), "to_float" (a number as a float), "to_int" (a float
+# rounded half away from zero, as SQL's CAST does; 0 if it does not fit).
 
 
 def result_type(op: str, arg_types: tuple[str, ...]) -> str:
@@ -72,6 +74,14 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
         return BOOL
     if op == "cat" and n >= 1 and same and first == SYMBOL:
         return SYMBOL
+    if op == "if" and n == 3 and first == BOOL and arg_types[1] == arg_types[2] and arg_types[1] in COLUMN_TYPES + (BOOL,):
+        return arg_types[1]
+    if op == "to_float" and n == 1 and first in NUMERIC:
+        return FLOAT
+    if op == "to_int" and n == 1 and first in NUMERIC:
+        return NUMBER
+    if op in ("lower", "upper") and arg_types == (SYMBOL,):
+        return SYMBOL
     fixed = {
         "strlen": ((SYMBOL,), NUMBER),
         "substr": ((SYMBOL, NUMBER, NUMBER), SYMBOL),
@@ -91,6 +101,12 @@ def apply(op: str, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) 
     """The natural array of `op` over natural arrays; `symbols` interns strings."""
     if op in STRING_OPS:
         return _string_op(op, arg_types, args, symbols)
+    if op == "if":
+        return np.where(args[0], args[1], args[2])
+    if op == "to_float":
+        return args[0].astype(np.float64)
+    if op == "to_int":
+        return _round_to_int(args[0])
     t = arg_types[0]
     with np.errstate(all="ignore"):  # integer wrap-around and float inf/nan are the semantics
         if op in ("/", "%", "^"):
@@ -162,6 +178,16 @@ def _guarded_arithmetic(op: str, t: str, a: np.ndarray, b: np.ndarray) -> np.nda
         out = a // safe  # floor; C truncates toward zero
         out = out + ((out * safe != a) & ((a < 0) != (safe < 0)))
     return np.where(ok, out, 0).astype(a.dtype)
+
+
+def _round_to_int(a: np.ndarray) -> np.ndarray:
+    """Round half away from zero to int64; values that do not fit (and nan) give 0."""
+    if a.dtype != np.float64:
+        return a.astype(np.int64)
+    with np.errstate(all="ignore"):
+        r = np.trunc(a + np.copysign(0.5, a))
+        ok = np.isfinite(r) & (np.abs(r) < 2.0**63)
+        return np.where(ok, r, 0).astype(np.int64)
 
 
 def _int_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
@@ -244,6 +270,10 @@ def _string_scalar(op: str, arg_types, row):
         return _number_text(row[0], arg_types[0])
     if op == "contains":
         return row[0] in row[1]
+    if op == "lower":
+        return row[0].lower()
+    if op == "upper":
+        return row[0].upper()
     if op == "match":
         regex = _regex(row[0])
         return regex is not None and regex.fullmatch(row[1]) is not None

@@ -1,0 +1,129 @@
+"""GROUP BY and aggregates: a grouped relation, one row per group.
+
+`group(env, keys, calls)` groups env's rows by the key expressions and
+computes each aggregate call (COUNT(*), COUNT(x), COUNT(DISTINCT x), SUM,
+MIN, MAX, AVG, each optionally DISTINCT). The result is a Rel of the key
+columns followed by one column per aggregate, and the mapping from each key
+expression and aggregate call (sqlglot expressions, compared structurally) to
+its Value -- what SELECT, HAVING and ORDER BY read after grouping.
+
+Each aggregate is one plan Aggregate over the rows where its argument is not
+NULL (SQL aggregates ignore NULLs), joined to the set of groups on the key
+columns (NULL keys group together: a NULL is a flag and a zero, equal to any
+other NULL). A group with no such row gets COUNT 0 and NULL for the others;
+without GROUP BY there is exactly one group, even over no rows.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from compiler.errors import TypeMismatchError
+from compiler.plan import Aggregate, Antijoin, Col, Distinct, Join, Project, Union, Values
+from compiler.sql.errors import UnsupportedSQLError
+from compiler.sql.expressions import Env, translate
+from compiler.sql.relation import Column, Rel, project
+from compiler.sql.values import BOOL, FALSE, FLOAT, INT, PLAN_TYPE, TEXT, TRUE, Value, cast_value, not_
+
+_FUNCS = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "mean"}
+
+
+def group(env: Env, keys: list, calls: list, span=None) -> tuple[Rel, dict]:
+    t, rel = env.t, env.rel
+    key_values = [translate(env, k) for k in keys]
+    keyed = project(rel, [(None, None, v) for v in key_values], span)
+    k = keyed.node.arity
+    groups = keyed.distinct(span) if keys else Rel(Values(((),), ()), ())
+    result = groups
+    grouped: dict = {}
+    for key, col in zip(keys, groups.columns):
+        grouped.setdefault(key, stored_value(col))
+    for call in dict.fromkeys(calls):
+        result = _add_aggregate(env, result, key_values, k, call, bool(keys), span)
+        grouped[call] = stored_value(result.columns[-1])
+    return result, grouped
+
+
+def stored_value(c: Column) -> Value:
+    from compiler.sql.values import stored
+
+    return stored(c.value, c.null, c.type)
+
+
+def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: bool, span) -> Rel:
+    t, rel = env.t, env.rel
+    func = _FUNCS[type(call)]
+    arg_node = call.this
+    distinct = isinstance(arg_node, exp.Distinct)
+    if distinct:
+        if len(arg_node.expressions) != 1:
+            raise t.error(UnsupportedSQLError, f"{func.upper()}(DISTINCT ...) of several expressions is not supported", call)
+        arg_node = arg_node.expressions[0]
+    star = isinstance(arg_node, exp.Star) or arg_node is None
+    if star and func != "count":
+        raise t.error(UnsupportedSQLError, f"{call.sql()} is not supported", call)
+    if star:
+        rows = project(rel, [(None, None, v) for v in key_values], span)
+        arg_type = None
+    else:
+        arg = translate(env, arg_node)
+        if arg.null == TRUE:  # an aggregate of NULLs only: no row counts
+            arg = Value(arg.value, TRUE, arg.type if func in ("count",) else INT)
+        if func != "count" and arg.type not in (INT, FLOAT):
+            what = "text" if arg.type == TEXT else "boolean" if arg.type == BOOL else arg.type
+            kind = UnsupportedSQLError if func in ("min", "max") else TypeMismatchError
+            raise t.error(kind, f"{call.key.upper()} of a {what} is not supported" if kind is UnsupportedSQLError else f"{call.key.upper()} needs a number, not a {what}", call)
+        present = rel.filter(not_(arg.null), span)
+        rows = project(present, [(None, None, v) for v in key_values] + [(None, None, Value(arg.value, FALSE, arg.type))], span)
+        arg_type = arg.type
+    node = rows.node
+    if distinct:
+        node = Distinct(node, span=span)
+    group_cols = tuple(range(k))
+    agg = Aggregate(node, group_cols, func, None if func == "count" else k, span=span)
+    out_type = INT if func == "count" else FLOAT if func == "mean" else arg_type
+    # Join the aggregate's value onto the groups; groups it has no row for get 0 (COUNT) or NULL.
+    keys = tuple((i, i) for i in range(k))  # the group keys are the first k plan columns of both
+    width = result.node.arity
+    joined = Join(result.node, agg, keys, span=span)
+    value_col = width + k
+    may_miss = not grouped or func != "count" or not star
+    if not may_miss:
+        columns = result.columns + (Column(None, None, out_type, value_col, None),)
+        return Rel(joined, columns)
+    have = Project(agg, tuple(Col(i, agg.types[i]) for i in range(k)), span=span)
+    missing = Antijoin(result.node, have, keys, span=span)
+    plan_type = PLAN_TYPE[out_type]
+    same = tuple(Col(i, tp) for i, tp in enumerate(result.node.types))
+    found = Project(joined, same + (Col(value_col, plan_type), _const(0)), span=span)
+    fill = (_const(0), _const(0)) if func == "count" else (_zero(plan_type), _const(1))
+    filled = Project(missing, same + fill, span=span)
+    node = Union((found, filled), span=span)
+    if func == "count":  # never NULL: drop the flag
+        node = Project(node, tuple(Col(i, tp) for i, tp in enumerate(node.types[:-1])), span=span)
+        return Rel(node, result.columns + (Column(None, None, out_type, width, None),))
+    return Rel(node, result.columns + (Column(None, None, out_type, width, width + 1),))
+
+
+def _const(v: int):
+    from compiler.plan import Const
+
+    return Const(v, "number")
+
+
+def _zero(plan_type: str):
+    from compiler.plan import Const
+
+    return Const(0.0, "float") if plan_type == "float" else Const(0, plan_type) if plan_type == "number" else Const("", "symbol")
+
+
+def find_aggregates(nodes) -> list:
+    """The aggregate calls in `nodes` (not those inside subqueries), in order."""
+    out = []
+    for n in nodes:
+        if n is None:
+            continue
+        for sub in n.walk(prune=lambda x: isinstance(x, (exp.Subquery, exp.Query)) and x is not n):
+            if isinstance(sub, tuple(_FUNCS)):
+                out.append(sub)
+    return out

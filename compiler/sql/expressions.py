@@ -1,0 +1,468 @@
+"""Scalar SQL expressions as Values over a relation's columns.
+
+`Env` is where an expression is evaluated: the rows of a Rel, and after
+GROUP BY the grouped expressions and aggregates that are available as
+columns (`grouped`: sqlglot expression -> Value). `translate(env, e)` turns
+a qualified sqlglot expression into a Value (compiler.sql.values), following
+SQL's rules: an operator on a NULL is NULL, comparisons and logic are
+three-valued, integers are promoted to floats beside floats, `/` divides as
+floats (`//` as integers, truncating), an integer division or remainder by
+zero is NULL. Anything outside the supported language raises
+UnsupportedSQLError naming the construct; mismatched types raise
+TypeMismatchError. Subqueries in expressions are handed to
+compiler.sql.subquery.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from compiler.errors import TypeMismatchError
+from compiler.plan.expr import TRUE, Call, Const
+from compiler.sql.errors import UnknownColumnError, UnsupportedSQLError
+from compiler.sql.relation import Rel
+from compiler.sql.values import (
+    BOOL,
+    FALSE,
+    FLOAT,
+    INT,
+    PLAN_TYPE,
+    TEXT,
+    TYPE_NAMES,
+    ZERO,
+    Value,
+    and_,
+    boolean,
+    cast_value,
+    common_type,
+    constant,
+    if_,
+    not_,
+    or_,
+)
+
+AGGREGATE_TYPES = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg)
+
+
+class Env:
+    """Where expressions are evaluated: rel's rows (grouped: the GROUP BY values and aggregates)."""
+
+    def __init__(self, t, rel: Rel, grouped: dict | None = None):
+        self.t, self.rel, self.grouped = t, rel, grouped
+
+
+def translate(env: Env, e) -> Value:
+    if env.grouped is not None:
+        found = env.grouped.get(e)
+        if found is not None:
+            return found
+    handler = _HANDLERS.get(type(e))
+    if handler is None:
+        raise env.t.error(UnsupportedSQLError, f"{_describe(e)} is not supported", e)
+    return handler(env, e)
+
+
+def condition(env: Env, e) -> Value:
+    """A predicate: a bool Value (a WHERE, ON, HAVING or CASE WHEN condition)."""
+    v = translate(env, e)
+    if v.type != BOOL:
+        if v.null == TRUE:  # an untyped NULL is a NULL bool
+            return Value(FALSE, TRUE, BOOL)
+        raise env.t.error(TypeMismatchError, f"a condition must be a boolean, but {_show(e)} is {_type_word(v.type)}", e)
+    return v
+
+
+def _describe(e) -> str:
+    name = type(e).__name__
+    if isinstance(e, exp.Anonymous):
+        return f"function {e.name}()"
+    if isinstance(e, exp.Func):
+        return f"function {e.sql_name()}()" if hasattr(e, "sql_name") else f"function {name}"
+    return f"SQL construct {name}"
+
+
+def _show(e) -> str:
+    try:
+        text = e.sql()
+    except Exception:  # noqa: BLE001 - only for messages
+        text = type(e).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _type_word(t: str) -> str:
+    return {INT: "an integer", FLOAT: "a float", TEXT: "a text", BOOL: "a boolean"}[t]
+
+
+# ---- leaves ---------------------------------------------------------------------------------
+
+
+def _column(env: Env, e: exp.Column) -> Value:
+    if env.grouped is not None:
+        raise env.t.error(UnknownColumnError, f"column {_show(e)} must appear in GROUP BY or be used in an aggregate", e)
+    table = e.table or None
+    found = env.rel.find(table, e.name)
+    level = table
+    for _ in range(8):  # a correlated subquery's outer columns: one level out per enclosing query
+        if found or table is None:
+            break
+        level = ("outer", level)
+        found = env.rel.find(level, e.name)
+    if not found:
+        raise env.t.error(UnknownColumnError, f"unknown column {_show(e)}", e)
+    if len(found) > 1:
+        raise env.t.error(UnknownColumnError, f"column {_show(e)} is ambiguous", e)
+    return env.rel.value(found[0])
+
+
+def _literal(env: Env, e: exp.Literal) -> Value:
+    if e.is_string:
+        return constant(e.this)
+    text = e.this
+    try:
+        return constant(int(text))
+    except ValueError:
+        return constant(float(text))
+
+
+def _number(v: Value, env: Env, e) -> None:
+    if v.type not in (INT, FLOAT) and v.null != TRUE:
+        raise env.t.error(TypeMismatchError, f"{_show(e)} is {_type_word(v.type)}, not a number", e)
+
+
+def _unify(env: Env, values: list[Value], nodes) -> list[Value]:
+    """The values converted to one common type (an untyped NULL takes the others' type)."""
+    typed = [v for v in values if v.null != TRUE]
+    t = typed[0].type if typed else INT
+    for v, n in zip(values, nodes):
+        if v.null == TRUE:
+            continue
+        common = common_type(t, v.type)
+        if common is None:
+            raise env.t.error(TypeMismatchError, f"{_show(n)} is {_type_word(v.type)}, which does not go with {_type_word(t)}", n)
+        t = common
+    return [cast_value(v, t) for v in values]
+
+
+# ---- arithmetic -------------------------------------------------------------------------------
+
+_ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
+
+
+def _arith(env: Env, e) -> Value:
+    a, b = translate(env, e.this), translate(env, e.expression)
+    _number(a, env, e.this)
+    _number(b, env, e.expression)
+    a, b = _unify(env, [a, b], [e.this, e.expression])
+    return Value(Call(_ARITH[type(e)], (a.value, b.value)), or_(a.null, b.null), a.type)
+
+
+def _div(env: Env, e) -> Value:
+    a, b = translate(env, e.this), translate(env, e.expression)
+    _number(a, env, e.this)
+    _number(b, env, e.expression)
+    if isinstance(e, exp.IntDiv) or (e.args.get("typed") and a.type == INT and b.type == INT):
+        a, b = _unify(env, [a, b], [e.this, e.expression])
+        zero = Call("=", (b.value, ZERO[a.type]))
+        return Value(Call("/", (a.value, b.value)), or_(a.null, b.null, zero), a.type)
+    a, b = cast_value(a, FLOAT), cast_value(b, FLOAT)
+    return Value(Call("/", (a.value, b.value)), or_(a.null, b.null), FLOAT)
+
+
+def _mod(env: Env, e) -> Value:
+    a, b = translate(env, e.this), translate(env, e.expression)
+    _number(a, env, e.this)
+    _number(b, env, e.expression)
+    a, b = _unify(env, [a, b], [e.this, e.expression])
+    zero = Call("=", (b.value, ZERO[a.type])) if a.type == INT else FALSE
+    return Value(Call("%", (a.value, b.value)), or_(a.null, b.null, zero), a.type)
+
+
+def _neg(env: Env, e) -> Value:
+    a = translate(env, e.this)
+    _number(a, env, e.this)
+    return Value(Call("neg", (a.value,)), a.null, a.type)
+
+
+def _abs(env: Env, e) -> Value:
+    a = translate(env, e.this)
+    _number(a, env, e.this)
+    return Value(if_(Call("<", (a.value, ZERO[a.type])), Call("neg", (a.value,)), a.value), a.null, a.type)
+
+
+def _extreme(env: Env, e) -> Value:
+    """GREATEST / LEAST: NULLs are ignored (NULL only if all are)."""
+    nodes = [e.this] + list(e.expressions)
+    values = _unify(env, [translate(env, n) for n in nodes], nodes)
+    for v, n in zip(values, nodes):
+        _number(v, env, n)
+    op = "max" if isinstance(e, exp.Greatest) else "min"
+    result = values[0]
+    for v in values[1:]:
+        both = Call(op, (result.value, v.value))
+        value = if_(result.null, v.value, if_(v.null, result.value, both))
+        result = Value(value, and_(result.null, v.null), result.type)
+    return result
+
+
+# ---- comparison and logic -----------------------------------------------------------------------
+
+_COMPARE = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">="}
+
+
+def compare(env: Env, op: str, a: Value, b: Value, node) -> Value:
+    a, b = _unify(env, [a, b], [node, node])
+    if op not in ("=", "!=") and a.type not in (INT, FLOAT):
+        raise env.t.error(UnsupportedSQLError, f"ordering comparison ({op}) of {_type_word(a.type)} values is not supported", node)
+    known = not_(or_(a.null, b.null))
+    test = Call(op, (a.value, b.value))
+    return boolean(and_(known, test), and_(known, not_(test)))
+
+
+def _comparison(env: Env, e) -> Value:
+    return compare(env, _COMPARE[type(e)], translate(env, e.this), translate(env, e.expression), e)
+
+
+def _and(env: Env, e) -> Value:
+    a, b = condition(env, e.this), condition(env, e.expression)
+    return boolean(and_(a.true, b.true), or_(a.false, b.false))
+
+
+def _or(env: Env, e) -> Value:
+    a, b = condition(env, e.this), condition(env, e.expression)
+    return boolean(or_(a.true, b.true), and_(a.false, b.false))
+
+
+def _not(env: Env, e) -> Value:
+    a = condition(env, e.this)
+    return boolean(a.false, a.true)
+
+
+def _is(env: Env, e) -> Value:
+    a = translate(env, e.this)
+    target = e.expression
+    if isinstance(target, exp.Null):
+        return Value(a.null, FALSE, BOOL)
+    if isinstance(target, exp.Boolean) and a.type == BOOL:
+        return Value(a.true if target.this else a.false, FALSE, BOOL)
+    raise env.t.error(UnsupportedSQLError, f"IS {_show(target)} is not supported", e)
+
+
+def _between(env: Env, e) -> Value:
+    x = translate(env, e.this)
+    low = compare(env, ">=", x, translate(env, e.args["low"]), e)
+    high = compare(env, "<=", x, translate(env, e.args["high"]), e)
+    return boolean(and_(low.true, high.true), or_(low.false, high.false))
+
+
+def _in(env: Env, e) -> Value:
+    if e.args.get("query") is not None or e.args.get("unnest") is not None:
+        raise env.t.error(UnsupportedSQLError, "IN (subquery) is supported only as a condition of WHERE (or its negation)", e)
+    x = translate(env, e.this)
+    tests = [compare(env, "=", x, translate(env, item), item) for item in e.expressions]
+    return boolean(or_(*(t.true for t in tests)), and_(*(t.false for t in tests)))
+
+
+def _like(env: Env, e) -> Value:
+    s = translate(env, e.this)
+    pattern = e.expression
+    if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+        raise env.t.error(UnsupportedSQLError, "LIKE needs a constant string pattern", pattern)
+    if e.args.get("escape") is not None:
+        raise env.t.error(UnsupportedSQLError, "LIKE ... ESCAPE is not supported", e)
+    if s.type != TEXT:
+        raise env.t.error(TypeMismatchError, f"LIKE needs a text, but {_show(e.this)} is {_type_word(s.type)}", e.this)
+    regex = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern.this)
+    value = s.value
+    if isinstance(e, exp.ILike):
+        regex, value = regex.lower(), Call("lower", (value,))
+    test = Call("match", (Const("(?s)" + regex, "symbol"), value))
+    known = not_(s.null)
+    result = boolean(and_(known, test), and_(known, not_(test)))
+    return boolean(result.false, result.true) if e.args.get("negate") else result
+
+
+# ---- conditionals -------------------------------------------------------------------------------
+
+
+def _choose(env: Env, branches, default, nodes) -> Value:
+    """CASE: the first branch whose condition (a bool Value) is TRUE, else default."""
+    values = _unify(env, [v for _, v in branches] + [default], nodes)
+    result = values[-1]
+    for (cond, _), v in zip(reversed(branches), reversed(values[:-1])):
+        result = Value(if_(cond.true, v.value, result.value), if_(cond.true, v.null, result.null), v.type)
+    return result
+
+
+def _case(env: Env, e) -> Value:
+    operand = e.this
+    subject = translate(env, operand) if operand is not None else None
+    branches, nodes = [], []
+    for branch in e.args.get("ifs") or []:
+        if subject is not None:
+            cond = compare(env, "=", subject, translate(env, branch.this), branch.this)
+        else:
+            cond = condition(env, branch.this)
+        branches.append((cond, translate(env, branch.args["true"])))
+        nodes.append(branch.args["true"])
+    default = e.args.get("default")
+    nodes.append(default if default is not None else e)
+    return _choose(env, branches, translate(env, default) if default is not None else constant(None), nodes)
+
+
+def _if(env: Env, e) -> Value:
+    cond = condition(env, e.this)
+    other = e.args.get("false")
+    nodes = [e.args["true"], other if other is not None else e]
+    return _choose(env, [(cond, translate(env, e.args["true"]))], translate(env, other) if other is not None else constant(None), nodes)
+
+
+def _coalesce(env: Env, e) -> Value:
+    nodes = [e.this] + list(e.expressions)
+    values = _unify(env, [translate(env, n) for n in nodes], nodes)
+    result = values[-1]
+    for v in reversed(values[:-1]):
+        result = Value(if_(v.null, result.value, v.value), and_(v.null, result.null), v.type)
+    return result
+
+
+def _nullif(env: Env, e) -> Value:
+    a, b = translate(env, e.this), translate(env, e.expression)
+    same = compare(env, "=", a, b, e)
+    return Value(a.value, or_(a.null, same.true), a.type)
+
+
+# ---- casts and strings --------------------------------------------------------------------------
+
+
+def cast_target(env: Env, to) -> str:
+    name = to.this.name.lower() if hasattr(to.this, "name") else str(to.this).lower()
+    t = TYPE_NAMES.get(name.split(".")[-1])
+    if t is None:
+        raise env.t.error(UnsupportedSQLError, f"CAST to {to.sql()} is not supported", to)
+    return t
+
+
+def _cast(env: Env, e) -> Value:
+    v = translate(env, e.this)
+    t = cast_target(env, e.args["to"])
+    safe = isinstance(e, exp.TryCast) or e.args.get("safe")
+    if v.type == TEXT and t == INT and not safe:
+        raise env.t.error(UnsupportedSQLError, "CAST of text to an integer is supported as TRY_CAST only (an error for bad text)", e)
+    out = cast_value(v, t)
+    if out is None:
+        raise env.t.error(UnsupportedSQLError, f"CAST of {_type_word(v.type)} to {_type_word(t)} is not supported", e)
+    return out
+
+
+def _text(env: Env, node) -> Value:
+    v = translate(env, node)
+    if v.null == TRUE:
+        return Value(ZERO[TEXT], TRUE, TEXT)
+    if v.type != TEXT:
+        raise env.t.error(TypeMismatchError, f"{_show(node)} is {_type_word(v.type)}, not a text", node)
+    return v
+
+
+def _concat(env: Env, e) -> Value:
+    nodes = [e.this, e.expression] if isinstance(e, exp.DPipe) else list(e.expressions)
+    parts = [_text(env, n) for n in nodes]
+    if isinstance(e, exp.Concat) and e.args.get("coalesce"):  # concat() skips NULLs
+        return Value(Call("cat", tuple(if_(p.null, ZERO[TEXT], p.value) for p in parts)), FALSE, TEXT)
+    return Value(Call("cat", tuple(p.value for p in parts)), or_(*(p.null for p in parts)), TEXT)
+
+
+def _case_fn(op):
+    def fn(env: Env, e) -> Value:
+        s = _text(env, e.this)
+        return Value(Call(op, (s.value,)), s.null, TEXT)
+
+    return fn
+
+
+def _length(env: Env, e) -> Value:
+    s = _text(env, e.this)
+    return Value(Call("strlen", (s.value,)), s.null, INT)
+
+
+def _substring(env: Env, e) -> Value:
+    s = _text(env, e.this)
+    start = translate(env, e.args["start"]) if e.args.get("start") is not None else constant(1)
+    length = translate(env, e.args["length"]) if e.args.get("length") is not None else None
+    for v, n in ((start, e.args.get("start")), (length, e.args.get("length"))):
+        if v is not None and v.type != INT and v.null != TRUE:
+            raise env.t.error(TypeMismatchError, f"{_show(n)} is {_type_word(v.type)}, not an integer", n)
+    one, zero = Const(1, "number"), Const(0, "number")
+    begin = Call("max", (Call("-", (start.value, one)), zero))  # 0-based first character
+    if length is None:
+        end = Call("strlen", (s.value,))
+        null = or_(s.null, start.null)
+    else:
+        end = Call("+", (Call("-", (start.value, one)), length.value))
+        null = or_(s.null, start.null, length.null)
+    count = Call("max", (Call("-", (end, begin)), zero))
+    return Value(Call("substr", (s.value, begin, count)), null, TEXT)
+
+
+def _paren(env: Env, e) -> Value:
+    return translate(env, e.this)
+
+
+def _aggregate_here(env: Env, e) -> Value:
+    raise env.t.error(UnsupportedSQLError if env.grouped is not None else UnsupportedSQLError, f"aggregate {_show(e)} is not allowed here", e)
+
+
+def _subquery(env: Env, e) -> Value:
+    from compiler.sql.subquery import scalar_subquery
+
+    return scalar_subquery(env, e)
+
+
+def _exists(env: Env, e) -> Value:
+    raise env.t.error(UnsupportedSQLError, "EXISTS is supported only as a condition of WHERE (or its negation)", e)
+
+
+_HANDLERS = {
+    exp.Column: _column,
+    exp.Literal: _literal,
+    exp.Null: lambda env, e: constant(None),
+    exp.Boolean: lambda env, e: constant(bool(e.this)),
+    exp.Paren: _paren,
+    exp.Add: _arith,
+    exp.Sub: _arith,
+    exp.Mul: _arith,
+    exp.Div: _div,
+    exp.IntDiv: _div,
+    exp.Mod: _mod,
+    exp.Neg: _neg,
+    exp.Abs: _abs,
+    exp.Greatest: _extreme,
+    exp.Least: _extreme,
+    **{cls: _comparison for cls in _COMPARE},
+    exp.And: _and,
+    exp.Or: _or,
+    exp.Not: _not,
+    exp.Is: _is,
+    exp.Between: _between,
+    exp.In: _in,
+    exp.Like: _like,
+    exp.ILike: _like,
+    exp.Case: _case,
+    exp.If: _if,
+    exp.Coalesce: _coalesce,
+    exp.Nullif: _nullif,
+    exp.Cast: _cast,
+    exp.TryCast: _cast,
+    exp.DPipe: _concat,
+    exp.Concat: _concat,
+    exp.Lower: _case_fn("lower"),
+    exp.Upper: _case_fn("upper"),
+    exp.Length: _length,
+    exp.Substring: _substring,
+    exp.Subquery: _subquery,
+    exp.Exists: _exists,
+    **{cls: _aggregate_here for cls in AGGREGATE_TYPES},
+}
+
+__all__ = ["Env", "translate", "condition", "compare", "AGGREGATE_TYPES", "PLAN_TYPE"]

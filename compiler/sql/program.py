@@ -1,0 +1,299 @@
+"""compile_sql: SQL text to a Program, and the sessions that run it.
+
+`compile_sql(text, schema={"edge": {"src": "int", "dst": "int"}})` parses
+the text with sqlglot (in `dialect`, default sqlglot's own), qualifies every
+statement against the schema (sqlglot's optimizer: names resolved, `*`
+expanded, columns tied to their tables), translates it into the logical plan
+Datalog uses (compiler.sql.translator), optimizes it with the same rewrites
+and returns a Program. A schema maps table -> {column: type}; types are SQL
+names (int, bigint, double, text, varchar, boolean, ...), nullable unless
+written with NOT NULL ("int not null"). A file may hold `CREATE VIEW name AS
+...` statements (each view is an output and may be read by later
+statements) and queries; a lone query's output is named `result` (further
+ones `result_2`, ...).
+
+An SQL session works like a Datalog one (compiler.program) with SQL rows:
+`insert("edge", [(1, None)])` takes None for NULL; outputs are bags, so
+`read` lists a row as often as it occurs (in ORDER BY order where the query
+has one), and `commit` reports (row, change of its count). A commit whose
+data makes the query an error in SQL (a scalar subquery with several rows, a
+UNION ALL recursion past its iteration limit) raises SQLRuntimeError after
+closing the time; later commits that repair the data succeed again.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import OptimizeError, ParseError as SqlglotParseError
+from sqlglot.optimizer.qualify import qualify
+
+from compiler.errors import CompileError, DeclarationError, ParseError, Source, UnknownRelationError
+from compiler.lowering.columns import runtime_types
+from compiler.plan import Binding, Plan, explain
+from compiler.plan.rewrites import optimize as optimize_plan
+from compiler.program import Program, Session, SessionError
+from compiler.sql.errors import Span, UnknownColumnError, UnsupportedSQLError, error_at, located_message
+from compiler.sql.relation import Rel
+from compiler.sql.topk import sort_rows
+from compiler.sql.translator import Table, Translator, plan_order
+from compiler.sql.values import BOOL, FLOAT, INT, TEXT, sql_type
+
+
+class SQLRuntimeError(SessionError):
+    """The data makes the query an error in SQL (found at commit)."""
+
+
+class SQLRelation:
+    """A table or output of an SQL program: SQL columns and where the plan keeps them."""
+
+    def __init__(self, name: str, columns, is_input: bool, order=()):
+        self.name = name
+        self.columns = list(columns)  # [(name, sql type, value column, null column | None)]
+        self.is_input = is_input
+        self.order = list(order)  # plan (column, descending) pairs for reading
+        self.attribute_names = tuple(c[0] for c in self.columns)
+        self.arity = len(self.columns)
+        self.sql_types = tuple(c[1] for c in self.columns)
+        width = max([c[2] for c in self.columns] + [c[3] for c in self.columns if c[3] is not None], default=-1) + 1
+        self.plan_width = width
+
+
+def compile_sql(text: str, schema: dict | None = None, dialect: str | None = None, source_name: str = "<string>",
+                recursion_limit: int = 100, optimize: bool = True, **planner_options) -> "SQLProgram":
+    """Compile SQL text against `schema`; raises a compiler.CompileError subclass if it cannot."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return SQLProgram(text, schema or {}, dialect, source_name, recursion_limit, optimize, planner_options)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _tables(schema: dict, source: Source) -> dict[str, Table]:
+    tables = {}
+    for name, columns in schema.items():
+        cols = []
+        for col, type_name in dict(columns).items():
+            t, nullable = sql_type(str(type_name))
+            if t is None:
+                raise DeclarationError(f"table '{name}': column '{col}' has unknown type {type_name!r}", None, None, source.name)
+            cols.append((str(col).lower(), t, nullable))
+        tables[str(name).lower()] = Table(str(name).lower(), cols)
+    return tables
+
+
+class SQLProgram(Program):
+    """A compiled SQL text; `session()` runs it."""
+
+    def __init__(self, text, schema, dialect, source_name, recursion_limit, optimize, planner_options):
+        source = Source(source_name, text)
+        self.source, self.dialect = source, dialect
+        tables = _tables(schema, source)
+        t = Translator(source, tables, recursion_limit)
+        try:
+            statements = sqlglot.parse(text, read=dialect)
+        except SqlglotParseError as e:
+            raise _parse_error(e, source) from None
+        qualify_schema = {name: {c: _SCHEMA_TYPES[ty] for c, ty, _ in table.columns} for name, table in tables.items()}
+        outputs: dict[str, SQLRelation] = {}
+        results = 0
+        for stmt in statements:
+            if stmt is None:
+                continue
+            if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "VIEW":
+                name, query = stmt.this.name.lower(), stmt.expression
+                if name in tables or name in outputs:
+                    raise error_at(DeclarationError, f"'{name}' is already defined", stmt.this, source)
+            elif isinstance(stmt, exp.Query):
+                results += 1
+                name, query = ("result" if results == 1 else f"result_{results}"), stmt
+            else:
+                raise error_at(UnsupportedSQLError, f"statement {stmt.key.upper()} is not supported (only queries and CREATE VIEW)", stmt, source)
+            _check_tables(query, tables, t.views, source)
+            try:
+                qualified = qualify(query, schema=qualify_schema, dialect=dialect, quote_identifiers=False, identify=False)
+            except OptimizeError as e:
+                raise _optimize_error(e, source, query) from None
+            rel = t.query(qualified)
+            order = t.order_columns(rel, qualified) if qualified.args.get("order") is not None else []
+            rel = rel.compact(t.span(qualified))
+            names = [c.name or f"col{i}" for i, c in enumerate(rel.columns)]
+            t.steps.append(Binding(name, rel.node, span=t.span(qualified)))
+            t.used.add(name)
+            columns = [(n, c.type, c.value, c.null) for n, c in zip(names, rel.columns)]
+            outputs[name] = SQLRelation(name, columns, False, plan_order(rel, order))
+            if stmt is not query:  # a view: later statements may read it
+                from compiler.plan import Ref
+
+                t.views[name] = Rel(Ref(name, rel.node.types), tuple(c.__class__(None, n, c.type, c.value, c.null) for n, c in zip(names, rel.columns)))
+                qualify_schema[name] = {n: _SCHEMA_TYPES[c.type] for n, c in zip(names, rel.columns)}
+        if not outputs:
+            raise CompileError("no query or view in the SQL text", None, None, source_name)
+        inputs = {name: table.plan_types for name, table in tables.items()}
+        checks = tuple(name for name, _ in t.checks)
+        plan = Plan(inputs, tuple(t.steps), tuple(outputs) + checks)
+        self.plan = optimize_plan(plan, **planner_options) if optimize else plan
+        self.checks = dict(t.checks)
+        self.outputs = tuple(outputs)
+        self.inputs = tuple(tables)
+        self.tables = tables
+        self.relations = dict(outputs)
+        for name, table in tables.items():
+            self.relations[name] = SQLRelation(name, [(c, ty, v, n) for (c, ty, _), (v, n) in zip(table.columns, table.layout)], True)
+        self.relations = {**{n: self.relations[n] for n in tables}, **outputs}
+
+    def explain(self) -> str:
+        return explain(self.plan)
+
+    def session(self, capture: str = "outputs") -> "SQLSession":
+        return SQLSession(self, capture)
+
+
+_SCHEMA_TYPES = {INT: "BIGINT", FLOAT: "DOUBLE", TEXT: "TEXT", BOOL: "BOOLEAN"}
+
+
+def _check_tables(query, tables, views, source) -> None:
+    ctes = {c.alias for c in query.find_all(exp.CTE)}
+    for table in query.find_all(exp.Table):
+        name = table.name.lower()
+        if name and name not in tables and name not in views and name not in ctes and not isinstance(table.this, exp.Func):
+            known = ", ".join(sorted(tables)) or "none"
+            raise error_at(UnknownRelationError, f"unknown table '{table.name}' (the schema's tables: {known})", table, source)
+
+
+def _parse_error(e: SqlglotParseError, source: Source) -> ParseError:
+    errors = getattr(e, "errors", None) or []
+    if errors:
+        first = errors[0]
+        message = first.get("description") or str(e)
+        highlight = first.get("highlight") or ""
+        line, end = first.get("line"), first.get("col")
+        if line is not None and end is not None:
+            column = max(end - len(highlight) + 1, 1) if highlight else end
+            return ParseError.at(message, Span(line, column), source)
+        return ParseError(message, None, None, source.name)
+    return ParseError(str(e).splitlines()[0], None, None, source.name)
+
+
+def _optimize_error(e: OptimizeError, source: Source, query) -> CompileError:
+    text = str(e)
+    import re
+
+    m = re.match(r"Column '([^']*)' could not be resolved", text)
+    if m:
+        message, span = located_message(text, source, m.group(1).split(".")[-1])
+        message = f"unknown column '{m.group(1)}'"
+        if span is not None:
+            return UnknownColumnError.at(message, span, source)
+        return UnknownColumnError(message, None, None, source.name)
+    message, span = located_message(text, source)
+    if span is not None:
+        return UnsupportedSQLError.at(message, span, source)
+    return UnsupportedSQLError(message, None, None, source.name)
+
+
+class SQLSession(Session):
+    """A session over SQL rows (None is NULL); outputs are bags."""
+
+    def __init__(self, program: SQLProgram, capture: str = "outputs"):
+        super().__init__(program, capture)
+
+    def _update(self, relation: str, rows, diff: int, time) -> None:
+        handle = self._input(relation)
+        info = self.program.relations[relation]
+        when = self._check_time(time, relation)
+        rows = list(rows)
+        table = self.program.tables[relation]
+        encoded = [_encode_row(row, info, table) for row in rows]
+        data = self._built.dataflow.codec.encode_rows(encoded, runtime_types(table.plan_types))
+        handle.update_columns(data, diff, when)
+
+    def _advance(self, time: int):
+        for handle in self._built.inputs.values():
+            handle.advance_to(time)
+        if self._constants_open:
+            for handle in self._built.constants:
+                handle.close()
+            self._constants_open = False
+        self._built.dataflow.step()
+        self._time = time
+        changes = {}
+        for name in self.program.outputs:
+            found = self._built.captures[name].drain(time)
+            if found:
+                order = self.program.relations[name].order
+                rows = sort_rows(list({row: None for row, _ in found}), order)
+                diffs = dict(found)
+                changes[name] = [(self._decoded(name, row), diffs[row]) for row in rows]
+        for name, message in self.program.checks.items():
+            if self._built.captures[name].contents(self._time - 1):
+                raise SQLRuntimeError(message, name)
+        return changes
+
+    def _decoded(self, relation: str, row: tuple) -> tuple:
+        info = self.program.relations[relation]
+        out = []
+        for _, ty, v, n in info.columns:
+            if n is not None and row[n]:
+                out.append(None)
+            elif ty == BOOL:
+                out.append(bool(row[v]))
+            else:
+                out.append(row[v])
+        return tuple(out)
+
+    def read(self, relation: str) -> list[tuple]:
+        """The rows of an output (each as often as it occurs), in its ORDER BY order if it has one."""
+        capture = self._capture(relation)
+        if self._time == 0:
+            return []
+        contents = capture.contents(self._time - 1)
+        info = self.program.relations[relation]
+        plan_rows = sort_rows([r for r, c in contents.items() if c > 0], info.order)
+        out = []
+        for r in plan_rows:
+            out.extend([self._decoded(relation, r)] * contents[r])
+        return out
+
+
+def _encode_row(row, info: SQLRelation, table: Table) -> tuple:
+    name = info.name
+    if not isinstance(row, (tuple, list)):
+        raise SessionError(f"'{name}': row {row!r} is not a tuple", name)
+    if len(row) != info.arity:
+        raise SessionError(f"'{name}': row {tuple(row)!r} has {len(row)} values, but '{name}' has {info.arity} columns", name)
+    out = []
+    for value, (col, ty, nullable) in zip(row, table.columns):
+        if value is None:
+            if not nullable:
+                raise SessionError(f"'{name}': row {tuple(row)!r}: column '{col}' is NOT NULL", name)
+            out.extend((_ZEROS[ty], 1))
+            continue
+        if not _fits(value, ty):
+            raise SessionError(f"'{name}': row {tuple(row)!r}: column '{col}' is {ty}, got {value!r}", name)
+        out.append(int(value) if ty in (INT, BOOL) else float(value) if ty == FLOAT else value)
+        if nullable:
+            out.append(0)
+    return tuple(out)
+
+
+_ZEROS = {INT: 0, BOOL: 0, FLOAT: 0.0, TEXT: ""}
+
+
+def _fits(value, ty: str) -> bool:
+    if ty == BOOL:
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if ty == INT:
+        return isinstance(value, int) and -(2**63) <= value < 2**63
+    if ty == FLOAT:
+        return isinstance(value, (int, float))
+    return isinstance(value, str)
+
+
+__all__ = ["compile_sql", "SQLProgram", "SQLSession", "SQLRuntimeError"]

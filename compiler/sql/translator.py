@@ -1,0 +1,249 @@
+"""The translation of one SQL text into a logical plan.
+
+A `Translator` holds what the translation of every statement shares: the
+source (for errors), the tables of the schema (plan inputs: each SQL column
+is a value column, plus a NULL-flag column when nullable), the views and
+CTEs in scope (names to plan relations), and the plan steps made so far --
+a Binding per view, CTE and top-level query, a Fixpoint per group of
+mutually recursive CTEs. `query(q)` translates any query expression (SELECT,
+set operation, with its WITH, ORDER BY and LIMIT) into a Rel.
+
+Checks: some SQL errors depend on the data -- a scalar subquery with two
+rows, a UNION ALL recursion that has not converged by its iteration limit.
+Each becomes a small hidden binding that is non-empty exactly when the error
+occurs, with its message; sessions test them at every commit
+(compiler.sql.program).
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from compiler.errors import CompileError, Source, UnknownRelationError
+from compiler.plan import Aggregate, Binding, Col, Const, Distinct, Filter, Project, Ref, Scan
+from compiler.sql.errors import UnsupportedSQLError, error_at, position
+from compiler.sql.relation import Column, Rel
+from compiler.sql.select import select as select_block, unified_shape
+from compiler.sql.topk import TopK
+from compiler.sql.values import PLAN_TYPE
+
+
+class Table:
+    """A schema table: its SQL columns [(name, type, nullable)] and its plan input."""
+
+    def __init__(self, name: str, columns):
+        self.name = name
+        self.columns = list(columns)
+        layout, types = [], []
+        for _, t, nullable in self.columns:
+            v = len(types)
+            types.append(PLAN_TYPE[t])
+            n = None
+            if nullable:
+                n = len(types)
+                types.append("number")
+            layout.append((v, n))
+        self.layout = layout
+        self.plan_types = tuple(types)
+
+    def rel(self, node) -> Rel:
+        return Rel(node, tuple(Column(None, name, t, v, n) for (name, t, _), (v, n) in zip(self.columns, self.layout)))
+
+
+class Translator:
+    def __init__(self, source: Source, tables: dict[str, Table], recursion_limit: int):
+        self.source = source
+        self.tables = tables
+        self.recursion_limit = recursion_limit
+        self.views: dict[str, Rel] = {}  # name -> Rel over Ref(binding)
+        self.scopes: list[dict] = []  # CTE scopes, innermost last: name -> fn(alias) -> Rel
+        self.steps: list = []
+        self.used: set[str] = set()
+        self.checks: list[tuple[str, str]] = []  # (binding name, message)
+        self.aggregate_hook = None  # set while translating a recursive member (compiler.sql.recursion)
+
+    # ---- errors and spans ----
+
+    def error(self, cls, message: str, node) -> CompileError:
+        return error_at(cls, message, node, self.source)
+
+    def span(self, node):
+        return position(node, self.source)
+
+    # ---- names ----
+
+    def fresh(self, base: str) -> str:
+        name, i = base, 1
+        while name in self.used or name in self.tables:
+            i += 1
+            name = f"{base}#{i}"
+        self.used.add(name)
+        return name
+
+    def bind(self, rel: Rel, base: str, span=None) -> Rel:
+        """rel as a named binding (a plan step); a Rel over a Ref of it."""
+        rel = rel.compact(span)
+        name = self.fresh(base)
+        self.steps.append(Binding(name, rel.node, span=span))
+        return Rel(Ref(name, rel.node.types, span=span), rel.columns)
+
+    def table(self, item: exp.Table) -> Rel:
+        name = item.name
+        if item.args.get("db") or item.args.get("catalog"):
+            raise self.error(UnsupportedSQLError, f"qualified table name {item.sql()} is not supported", item)
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name](item)
+        if name in self.views:
+            return self.views[name]
+        table = self.tables.get(name)
+        if table is None:
+            raise self.error(UnknownRelationError, f"unknown table '{name}'", item)
+        return table.rel(Scan(name, table.plan_types, span=self.span(item)))
+
+    def check(self, node, message: str, span=None) -> None:
+        """An error at commit time whenever `node` has rows."""
+        flag = Distinct(Project(node, (Const(1, "number"),), span=span), span=span)
+        name = self.fresh("check")
+        self.steps.append(Binding(name, flag, span=span))
+        self.checks.append((name, message))
+
+    def check_at_most_one_row(self, node, e) -> None:
+        span = self.span(e)
+        ones = Project(node, (Const(1, "number"),), span=span)
+        counted = Aggregate(ones, (0,), "count", None, span=span)
+        where = f" at line {span.line}, column {span.column}" if span else ""
+        self.check(Filter(counted, _gt(Col(1, "number"), 1), span=span), f"a scalar subquery{where} returned more than one row", span)
+
+    def note_aggregate(self, calls, sel) -> None:
+        if self.aggregate_hook is not None:
+            self.aggregate_hook(calls, sel)
+
+    # ---- queries ----
+
+    def select(self, sel, **options) -> Rel:
+        return select_block(self, sel, **options)
+
+    def query(self, q) -> Rel:
+        from compiler.sql.recursion import define_ctes
+
+        while isinstance(q, exp.Subquery):
+            if q.args.get("limit") or q.args.get("order") or q.args.get("offset"):
+                break
+            q = q.this
+        with_ = q.args.get("with_") or q.args.get("with")
+        if with_ is not None:
+            self.scopes.append({})
+            try:
+                define_ctes(self, with_)
+                return self._query(q)
+            finally:
+                self.scopes.pop()
+        return self._query(q)
+
+    def _query(self, q) -> Rel:
+        if isinstance(q, exp.Select):
+            rel = self.select(q)
+        elif isinstance(q, exp.Union):
+            rel = self._setop(q)
+        elif isinstance(q, (exp.Intersect, exp.Except)):
+            rel = self._setop(q)
+        elif isinstance(q, exp.Subquery):
+            rel = self.query(q.this)
+        else:
+            raise self.error(UnsupportedSQLError, f"{type(q).__name__} is not supported as a query", q)
+        limit, offset = q.args.get("limit"), q.args.get("offset")
+        if limit is not None or offset is not None:
+            rel = self.top_k(rel, q)
+        return rel
+
+    def _setop(self, q) -> Rel:
+        from compiler.plan import Antijoin, Join, Union
+
+        span = self.span(q)
+        left, right = self.query(q.this), self.query(q.expression)
+        wanted = unified_shape(self, [left, right], q)
+        from compiler.sql.relation import conform
+
+        left, right = conform(left, wanted, span), conform(right, wanted, span)
+        distinct = q.args.get("distinct", True) is not False
+        if isinstance(q, exp.Union):
+            node = Union((left.node, right.node), span=span)
+            return Rel(Distinct(node, span=span) if distinct else node, left.columns)
+        if not distinct:
+            what = "INTERSECT ALL" if isinstance(q, exp.Intersect) else "EXCEPT ALL"
+            raise self.error(UnsupportedSQLError, f"{what} is not supported (INTERSECT and EXCEPT are)", q)
+        keys = tuple((i, i) for i in range(left.node.arity))
+        lset = Distinct(left.node, span=span)
+        if isinstance(q, exp.Intersect):
+            joined = Join(lset, Distinct(right.node, span=span), keys, span=span)
+            node = Project(joined, tuple(Col(i, tp) for i, tp in enumerate(lset.types)), span=span)
+        else:
+            node = Antijoin(lset, right.node, keys, span=span)
+        return Rel(node, left.columns)
+
+    # ---- ORDER BY / LIMIT ----
+
+    def order_columns(self, rel: Rel, q) -> list[tuple[int, bool, bool]]:
+        """ORDER BY as (SQL column, descending, nulls first) over rel's output columns."""
+        order = q.args.get("order")
+        if order is None:
+            return []
+        out = []
+        projections = q.expressions if isinstance(q, exp.Select) else []
+        for item in order.expressions:
+            e = item.this
+            found = None
+            if isinstance(e, exp.Literal) and not e.is_string:
+                found = int(e.this) - 1
+            elif isinstance(e, exp.Column) and not e.table:
+                names = [c.name for c in rel.columns]
+                found = names.index(e.name) if e.name in names else None
+            if found is None:
+                for i, p in enumerate(projections):
+                    if p.unalias() == e:
+                        found = i
+                        break
+            if found is None and isinstance(e, exp.Column):
+                names = [c.name for c in rel.columns]
+                found = names.index(e.name) if names.count(e.name) == 1 else None
+            if found is None or not 0 <= found < len(rel.columns):
+                raise self.error(UnsupportedSQLError, "ORDER BY must name a column of the select list (by name, alias or position)", item)
+            desc = bool(item.args.get("desc"))
+            nulls_first = item.args.get("nulls_first")
+            out.append((found, desc, bool(nulls_first)))
+        return out
+
+    def top_k(self, rel: Rel, q) -> Rel:
+        span = self.span(q)
+        limit, offset = q.args.get("limit"), q.args.get("offset")
+        n = self._count(limit.expression if limit is not None else None, q)
+        skip = self._count(offset.expression if offset is not None else None, q) or 0
+        order = self.order_columns(rel, q)
+        ref = self.bind(rel, "ordered", span)
+        keys = plan_order(ref, order)
+        return Rel(TopK(ref.node, tuple(keys), n, skip, span=span), ref.columns)
+
+    def _count(self, e, q) -> int | None:
+        if e is None:
+            return None
+        if isinstance(e, exp.Literal) and not e.is_string and e.this.isdigit():
+            return int(e.this)
+        raise self.error(UnsupportedSQLError, "LIMIT and OFFSET must be integer constants", e)
+
+
+def plan_order(rel: Rel, order) -> list[tuple[int, bool]]:
+    """SQL order items as plan (column, descending) pairs: NULL flag, then value."""
+    keys = []
+    for i, desc, nulls_first in order:
+        c = rel.columns[i]
+        if c.null is not None:
+            keys.append((c.null, nulls_first))
+        keys.append((c.value, desc))
+    return keys
+
+
+def _gt(col, n: int):
+    from compiler.plan import Call
+
+    return Call(">", (col, Const(n, "number")))
