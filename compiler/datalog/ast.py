@@ -210,6 +210,7 @@ class Decl:
     attributes: tuple[Attribute, ...]
     qualifier: Qualifier | None = None
     span: Span = _span()
+    as_of: bool = False  # the `asof` qualifier: the relation's rules are as-of joins
 
 
 @dataclass(frozen=True)

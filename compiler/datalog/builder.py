@@ -241,6 +241,8 @@ class Builder(Transformer):
         name = str(children[0])
         if name in _IGNORED_QUALIFIERS:
             return None
+        if name == "asof":
+            return "asof"
         assert name == "eqrel", name
         raise self._error(UnsupportedError, "equivalence relations (eqrel) are not supported", span)
 
@@ -250,7 +252,8 @@ class Builder(Transformer):
         qualifiers = [c for c in rest if isinstance(c, Qualifier)]
         if len(qualifiers) > 1:
             raise self._error(DeclarationError, f"relation '{name}' has more than one min/max qualifier", qualifiers[1].span)
-        return Decl(str(name), attributes, qualifiers[0] if qualifiers else None, span=meta_span(meta))
+        as_of = "asof" in rest
+        return Decl(str(name), attributes, qualifiers[0] if qualifiers else None, span=meta_span(meta), as_of=as_of)
 
     def type_equal(self, meta, children):
         _, name, *bases = children

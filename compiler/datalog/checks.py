@@ -47,6 +47,7 @@ class RelationInfo:
     input_options: dict[str, str] = field(hash=False)
     output_options: dict[str, str] = field(hash=False)
     span: Span  # the declaration, else the first use
+    as_of: bool = False  # declared `asof`: each rule's first atom is looked up as of its time (compiler.lowering.rules)
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ def check(program: Program) -> CheckedProgram:
             is_output=name in directives["output"],
             input_options=directives["input"].get(name, {}),
             output_options=directives["output"].get(name, {}),
+            as_of=bool(decl and decl.as_of),
             span=shape.span,
         )
     if directives["output"]:

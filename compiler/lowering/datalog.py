@@ -74,7 +74,7 @@ def _rule(rule, program: CheckedProgram, relation_node):
     head = rule.heads[0]
     context = RuleContext(relation_node, program.term_types[rule], rule.span)
     scope = rule_scope(rule.heads, rule.body)
-    body = context.body(rule.body, scope)
+    body = context.body(rule.body, scope, as_of=program.relations[head.relation].as_of)
     exprs = tuple(body.guard(body.expr(arg)) for arg in head.args)
     projected = Project(body.node, exprs, span=rule.span)
     expected = program.relations[head.relation].types

@@ -11,7 +11,7 @@ shared arrangement.
 
 from __future__ import annotations
 
-from runtime import delta_query
+from runtime.delta_query import as_of_query, delta_query
 
 
 def lower_delta_join(collections, node) -> tuple[object, tuple[int, ...]]:
@@ -20,7 +20,8 @@ def lower_delta_join(collections, node) -> tuple[object, tuple[int, ...]]:
     offsets = node.offsets()
     atoms = [(c, tuple(variables[offsets[k] + i] for i in range(c.arity))) for k, c in enumerate(collections)]
     output = tuple(dict.fromkeys(variables))
-    return delta_query(atoms, output), tuple(output.index(v) for v in variables)
+    build = as_of_query if node.as_of else delta_query
+    return build(atoms, output), tuple(output.index(v) for v in variables)
 
 
 __all__ = ["lower_delta_join"]

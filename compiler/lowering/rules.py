@@ -63,6 +63,7 @@ from compiler.plan import (
     Values,
     conjoin,
 )
+from compiler.plan.delta import DeltaJoin
 from compiler.plan.expr import domain
 
 _UNARY = {"-": "neg", "bnot": "bnot", "lnot": "lnot"}
@@ -155,21 +156,36 @@ class RuleContext:
 
     # ---- bodies ----
 
-    def body(self, literals, scope: Scope, start: Body | None = None) -> Body:
-        """Translate a conjunctive body; `start` (the demand of an aggregate) joins in first."""
+    def body(self, literals, scope: Scope, start: Body | None = None, as_of: bool = False) -> Body:
+        """Translate a conjunctive body; `start` (the demand of an aggregate) joins in first.
+
+        `as_of` (a rule of a relation declared `asof`): the first atom is a stream of
+        events and the other atoms are looked up as they were at each event's time,
+        a DeltaJoin(as_of=True) (compiler.plan.delta) instead of a cross product.
+        """
         atoms = [lit for lit in literals if isinstance(lit, Atom)]
         node, cols, conditions, pending = None, {}, [], []
+        if as_of:
+            if start is not None or len(atoms) < 2:
+                raise PlanError("a rule of an asof relation needs an event atom and at least one atom to look up")
+            leaves, equalities = [], []
         if start is not None:
             node, cols = start.node, dict(start.cols)
         for atom in atoms:
             leaf = self.relation_node(atom.relation, atom.span)
             offset = 0 if node is None else node.arity
-            node = leaf if node is None else Join(node, leaf, (), span=atom.span)
+            if as_of:
+                leaves.append(leaf)
+                node = leaf if node is None else DeltaJoin(tuple(leaves), tuple(equalities), as_of=True, span=atom.span)
+            else:
+                node = leaf if node is None else Join(node, leaf, (), span=atom.span)
             for i, arg in enumerate(atom.args):
                 c = offset + i
                 column = Col(c, leaf.types[i])
                 if isinstance(arg, Variable):
-                    if arg.name in cols:
+                    if as_of and arg.name in cols and cols[arg.name] < offset:
+                        equalities.append((cols[arg.name], c))
+                    elif arg.name in cols:
                         conditions.append(Call("=", (Col(cols[arg.name], leaf.types[i]), column)))
                     else:
                         cols[arg.name] = c
@@ -177,6 +193,8 @@ class RuleContext:
                     conditions.append(Call("=", (column, constant(arg.value, leaf.types[i]))))
                 elif not isinstance(arg, Wildcard):
                     pending.append(("argument", column, arg))  # an expression: a filter once it can be computed
+        if as_of:
+            node = DeltaJoin(tuple(leaves), tuple(equalities), as_of=True, span=self.span)
         if node is None:  # no atoms: one empty row, which the other literals filter and extend
             node = Values(((),), ())
         if conditions:

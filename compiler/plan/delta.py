@@ -13,6 +13,12 @@ arranges an intermediate that can be far larger than the inputs.
 Columns linked by equalities form the query's variables; every equality links
 columns of two different inputs (conditions within one input are filters of
 that input), and the inputs are connected (no cross products).
+
+With `as_of=True` it is an as-of join instead (a relation declared `asof` in
+Datalog): the first input is a stream of events, and each event at time t is
+joined with the other inputs as they were at t (runtime.calculus); later
+changes of the other inputs do not touch earlier results. Not the join of the
+accumulated inputs, so no rewrite may treat it as a Join.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from compiler.plan.nodes import Node, _derived, _span, node
 class DeltaJoin(Node):
     inputs: tuple[Node, ...]
     equalities: tuple[tuple[int, int], ...]
+    as_of: bool = False
     span: object = _span()
     types: tuple[str, ...] = _derived()
     _child_fields = ("inputs",)
@@ -32,7 +39,7 @@ class DeltaJoin(Node):
     def __post_init__(self):
         object.__setattr__(self, "inputs", tuple(self.inputs))
         object.__setattr__(self, "equalities", tuple((int(a), int(b)) for a, b in self.equalities))
-        if len(self.inputs) < 2:
+        if len(self.inputs) < 2 and not self.as_of:
             raise PlanError("DeltaJoin of fewer than two inputs")
         types = tuple(t for i in self.inputs for t in i.types)
         owner = self.owners_of(self.inputs)
@@ -73,7 +80,9 @@ class DeltaJoin(Node):
         return [number.setdefault(r, len(number)) for r in roots]
 
     def describe(self) -> str:
-        eqs = ", ".join(f"#{a}=#{b}" for a, b in self.equalities)
+        eqs = ", ".join(f"#{a}=#{b}" for a, b in self.equalities) or "(cross product)"
+        if self.as_of:
+            return f"AsOfJoin on {eqs} (input 1's updates look up the others as of their time)"
         return f"DeltaJoin on {eqs} (delta query: {len(self.inputs)} inputs, no intermediate arranged)"
 
     def prune(self, needed: frozenset, exactly) -> tuple[Node, tuple[int, ...]]:
@@ -88,7 +97,7 @@ class DeltaJoin(Node):
                 position[offsets[k] + c] = len(kept)
                 kept.append(offsets[k] + c)
         equalities = tuple((position[a], position[b]) for a, b in self.equalities)
-        return DeltaJoin(tuple(inputs), equalities, span=self.span), tuple(kept)
+        return DeltaJoin(tuple(inputs), equalities, self.as_of, span=self.span), tuple(kept)
 
 
 __all__ = ["DeltaJoin"]

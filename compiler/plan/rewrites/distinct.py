@@ -15,6 +15,7 @@ iteration a set.
 
 from __future__ import annotations
 
+from compiler.plan.delta import DeltaJoin
 from compiler.plan.nodes import Aggregate, Antijoin, Distinct, Filter, Join, Node, Scan, is_set
 from compiler.plan.program import Plan
 
@@ -46,6 +47,10 @@ def _drop(node: Node, presence_only: bool, memo) -> Node:
         done = node.with_children([_drop(node.input, node.func in ("min", "max"), memo)])
     elif isinstance(node, Antijoin):
         done = node.with_children([_drop(node.left, presence_only, memo), _drop(node.right, True, memo)])
+    elif isinstance(node, DeltaJoin) and node.as_of:
+        # An as-of join looks events up in the relations as they are, multiplicities
+        # included: their Distincts (sets) are part of its meaning.
+        done = node.with_children([_drop(c, False, memo) for c in node.children()])
     elif isinstance(node, Join):
         done = node.with_children([_drop(c, presence_only, memo) for c in node.children()])
     else:  # Filter, Project, Union pass multiplicities through; leaves have no children
