@@ -168,9 +168,14 @@ class _Lowering:
         if done is None:
             v = self.view(node, context)
             wanted = [v.layout[c] for c in columns]
-            # A selection of the collection's columns, shared with every other reader of
-            # the same columns (runtime Collection.select), and so are its arrangements.
-            done = v.collection.select(wanted)
+            types = tuple(runtime_types(node.types[c] for c in columns))
+            if tuple(v.collection.types[w] for w in wanted) == types:
+                # A selection of the collection's columns, shared with every other reader of
+                # the same columns (runtime Collection.select), and so are its arrangements.
+                done = v.collection.select(wanted)
+            else:  # the plan reads the columns as other types (SQL casts): convert them
+                fn = projection(tuple(Col(c, node.types[c]) for c in columns), v.layout, self.symbols)
+                done = v.collection.map_columns(fn, types=types)
             context.ordered[key] = done
         return done
 
