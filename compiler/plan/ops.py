@@ -46,7 +46,7 @@ COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
 STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "match", "is_number", "lower", "upper")
 # Everything else: "neg", "bnot", "lnot" (unary), "min", "max" (variadic), "and", "or", "not",
 # and for SQL: "if" (condition, then, else), "to_float" (a number as a float), "to_int" (a float
-# rounded half away from zero, as SQL's CAST does; 0 if it does not fit).
+# rounded half to even, as DuckDB casts a double; 0 if it does not fit).
 
 
 def result_type(op: str, arg_types: tuple[str, ...]) -> str:
@@ -181,11 +181,11 @@ def _guarded_arithmetic(op: str, t: str, a: np.ndarray, b: np.ndarray) -> np.nda
 
 
 def _round_to_int(a: np.ndarray) -> np.ndarray:
-    """Round half away from zero to int64; values that do not fit (and nan) give 0."""
+    """Round half to even to int64; values that do not fit (and nan) give 0."""
     if a.dtype != np.float64:
         return a.astype(np.int64)
     with np.errstate(all="ignore"):
-        r = np.trunc(a + np.copysign(0.5, a))
+        r = np.rint(a)
         ok = np.isfinite(r) & (np.abs(r) < 2.0**63)
         return np.where(ok, r, 0).astype(np.int64)
 

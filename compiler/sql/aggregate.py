@@ -69,13 +69,16 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
         arg = translate(env, arg_node)
         if arg.null == TRUE:  # an aggregate of NULLs only: no row counts
             arg = Value(arg.value, TRUE, arg.type if func in ("count",) else INT)
+        as_bool = arg.type == BOOL and func in ("min", "max")
+        if as_bool:  # a bool is stored as 0/1: its MIN/MAX is the number's
+            arg = cast_value(arg, INT)
         if func != "count" and arg.type not in (INT, FLOAT):
             what = "text" if arg.type == TEXT else "boolean" if arg.type == BOOL else arg.type
             kind = UnsupportedSQLError if func in ("min", "max") else TypeMismatchError
             raise t.error(kind, f"{call.key.upper()} of a {what} is not supported" if kind is UnsupportedSQLError else f"{call.key.upper()} needs a number, not a {what}", call)
         present = rel.filter(not_(arg.null), span)
         rows = project(present, [(None, None, v) for v in key_values] + [(None, None, Value(arg.value, FALSE, arg.type))], span)
-        arg_type = arg.type
+        arg_type = BOOL if as_bool else arg.type
     node = rows.node
     if distinct:
         node = Distinct(node, span=span)
