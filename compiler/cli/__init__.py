@@ -83,7 +83,6 @@ def parser() -> argparse.ArgumentParser:
     watch.add_argument("--trigger", default="1 second", metavar="INTERVAL", help="micro-batch interval (default: 1 second)")
     watch.add_argument("--available-now", action="store_true", help="process the files present now, then stop")
     watch.add_argument("--max-files-per-batch", type=int, metavar="N", help="at most N new files per micro-batch")
-    watch.add_argument("--change-format", choices=("parquet", "csv", "json"), default="parquet", help="format of the change files")
     watch.set_defaults(handler=_watch)
 
     repl = commands.add_parser("repl", help="interactive: insert, remove, commit, dump, load")
