@@ -62,6 +62,7 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
     star = isinstance(arg_node, exp.Star) or arg_node is None
     if star and func != "count":
         raise t.error(UnsupportedSQLError, f"{call.sql()} is not supported", call)
+    arg_nullable = False
     if star:
         rows = project(rel, [(None, None, v) for v in key_values], span)
         arg_type = None
@@ -76,6 +77,7 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
             what = "text" if arg.type == TEXT else "boolean" if arg.type == BOOL else arg.type
             kind = UnsupportedSQLError if func in ("min", "max") else TypeMismatchError
             raise t.error(kind, f"{call.key.upper()} of a {what} is not supported" if kind is UnsupportedSQLError else f"{call.key.upper()} needs a number, not a {what}", call)
+        arg_nullable = arg.null != FALSE
         present = rel.filter(not_(arg.null), span)
         rows = project(present, [(None, None, v) for v in key_values] + [(None, None, Value(arg.value, FALSE, arg.type))], span)
         arg_type = BOOL if as_bool else arg.type
@@ -88,9 +90,11 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
     # Join the aggregate's value onto the groups; groups it has no row for get 0 (COUNT) or NULL.
     keys = tuple((i, i) for i in range(k))  # the group keys are the first k plan columns of both
     width = result.node.arity
+    may_miss = not grouped or (not star and arg_nullable)
+    if not may_miss and width == k:  # the first aggregate, over every group: it is the result
+        return Rel(agg, result.columns + (Column(None, None, out_type, k, None),))
     joined = Join(result.node, agg, keys, span=span)
     value_col = width + k
-    may_miss = not grouped or func != "count" or not star
     if not may_miss:
         columns = result.columns + (Column(None, None, out_type, value_col, None),)
         return Rel(joined, columns)

@@ -101,6 +101,10 @@ class SQLProgram(Program):
         qualify_schema = {name: {c: _SCHEMA_TYPES[ty] for c, ty, _ in table.columns} for name, table in tables.items()}
         outputs: dict[str, SQLRelation] = {}
         results = 0
+        for stmt in statements:  # output names are taken before any CTE is named
+            if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Table):
+                t.used.add(stmt.this.name.lower())
+        t.used.update(["result"] + [f"result_{i}" for i in range(2, len(statements) + 1)])
         for stmt in statements:
             if stmt is None:
                 continue

@@ -178,6 +178,11 @@ def _define_recursive(t, ctes) -> None:
             shapes[cte.alias] = unified_shape(t, rels, cte)
     bnames = {n: t.fresh(n) for n in names}
     mark = len(t.steps)
+    for cte in ctes:  # no base branch (e.g. SELECT k, MIN(d) FROM (... UNION ALL ...) GROUP BY k):
+        if cte.alias not in shapes:  # start from non-NULL integers and widen
+            width = len(_names(t, cte, None)) if _names(t, cte, None) is not None else None
+            if width:
+                shapes[cte.alias] = [(INT, False)] * width
     for _ in range(len(ctes) + 3):
         del t.steps[mark:]  # what an earlier round with narrower shapes made
         changed, results = False, {}
@@ -223,14 +228,16 @@ def _names(t, cte, shape) -> list:
     alias = cte.args.get("alias")
     if alias is not None and alias.columns:
         names = [c.name for c in alias.columns]
-        if len(names) != len(shape):
+        if shape is not None and len(names) != len(shape):
             raise t.error(UnsupportedSQLError, f"CTE {cte.alias} names {len(names)} columns, but its query has {len(shape)}", cte)
         return names
     kind, branches = _branches(cte.this)
     first = branches[0]
     while isinstance(first, exp.Subquery):
         first = first.this
-    return [e.alias_or_name for e in first.expressions] if isinstance(first, exp.Select) else [f"col{i}" for i in range(len(shape))]
+    if isinstance(first, exp.Select):
+        return [e.alias_or_name for e in first.expressions]
+    return None if shape is None else [f"col{i}" for i in range(len(shape))]
 
 
 def _columns(shape, names) -> tuple:
