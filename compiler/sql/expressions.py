@@ -214,7 +214,7 @@ _COMPARE = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">",
 def compare(env: Env, op: str, a: Value, b: Value, node) -> Value:
     a, b = _unify(env, [a, b], [node, node])
     if op not in ("=", "!=") and a.type not in (INT, FLOAT):
-        raise env.t.error(UnsupportedSQLError, f"ordering comparison ({op}) of {_type_word(a.type)} values is not supported", node)
+        raise env.t.error(UnsupportedSQLError, f"ordering comparison ({op}) of {_type_word(a.type)[2:] if a.type == TEXT else a.type} values is not supported", node)
     known = not_(or_(a.null, b.null))
     test = Call(op, (a.value, b.value))
     return boolean(and_(known, test), and_(known, not_(test)))

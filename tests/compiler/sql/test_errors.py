@@ -1,0 +1,56 @@
+"""SQL compile errors: each asserts the class, the line and column of the offending
+text, and the message that names it."""
+
+from __future__ import annotations
+
+import pytest
+
+from compiler.errors import CompileError, ParseError, TypeMismatchError, UnknownRelationError
+from compiler.sql import UnknownColumnError, UnsupportedSQLError, compile_sql
+
+from tests.compiler.sql.oracle import SCHEMA
+
+CASES = [
+    ("select a, row_number() over () from t", UnsupportedSQLError, 1, 11, "window functions (OVER) are not supported"),
+    ("select x from nope", UnknownRelationError, 1, 15, "unknown table 'nope' (the schema's tables: edge, s, t)"),
+    ("select a,\n  zz from t", UnknownColumnError, 2, 3, "unknown column 'zz'"),
+    ("select a + c from t", TypeMismatchError, 1, 12, "t.c is a text, not a number"),
+    ("select a from t where", ParseError, 1, 17, "Required keyword: 'this' missing for <class 'sqlglot.expressions.query.Where'>"),
+    (
+        "with recursive r(v) as (select 0 union select e.dst from edge e\n"
+        "  where not exists (select 1 from r where r.v = e.dst)) select v from r",
+        UnsupportedSQLError, 2, 35, "recursive CTE 'r' is read under NOT EXISTS / NOT IN in the definition of 'r': not monotone",
+    ),
+    ("select a from t intersect all select a from s", UnsupportedSQLError, 1, 8, "INTERSECT ALL is not supported (INTERSECT and EXCEPT are)"),
+    ("select a from t\nwhere c > 'x'", UnsupportedSQLError, 2, 7, "ordering comparison (>) of text values is not supported"),
+    ("select sum(c) from t", TypeMismatchError, 1, 8, "SUM needs a number, not a text"),
+    ("select a from t where a in (select a, b from s)", UnsupportedSQLError, 1, 36, "IN (subquery) needs a subquery of one column, not 2"),
+    ("select min(c) from t", UnsupportedSQLError, 1, 12, "MIN of a text is not supported"),
+    ("select a from t limit a", UnsupportedSQLError, 1, 23, "LIMIT and OFFSET must be integer constants"),
+    ("delete from t", UnsupportedSQLError, 1, 13, "statement DELETE is not supported (only queries and CREATE VIEW)"),
+    ("select a from t where c", TypeMismatchError, 1, 23, "a condition must be a boolean, but t.c is a text"),
+    ("select a, count(*) from t", UnknownColumnError, 1, 8, "column t.a must appear in GROUP BY or be used in an aggregate"),
+]
+
+
+@pytest.mark.parametrize("sql,cls,line,column,message", CASES)
+def test_error(sql, cls, line, column, message):
+    with pytest.raises(cls) as info:
+        compile_sql(sql, SCHEMA, dialect="duckdb")
+    err = info.value
+    assert isinstance(err, CompileError)
+    assert (err.line, err.column, err.message) == (line, column, message)
+    assert str(err).splitlines()[1].strip() == sql.splitlines()[line - 1].strip()  # the caret excerpt quotes the line
+
+
+def test_unsupported_is_a_compile_error_with_a_caret():
+    with pytest.raises(UnsupportedSQLError) as info:
+        compile_sql("select a,\n  b from t except all select a, b from s", SCHEMA, dialect="duckdb", source_name="q.sql")
+    text = str(info.value)
+    assert text.startswith("q.sql:1:8: UnsupportedSQLError: EXCEPT ALL is not supported")
+    assert text.splitlines()[-1] == "         ^"
+
+
+def test_unknown_schema_type():
+    with pytest.raises(CompileError, match="column 'x' has unknown type 'blob'"):
+        compile_sql("select x from u", {"u": {"x": "blob"}})
