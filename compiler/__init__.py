@@ -5,7 +5,8 @@ a CompileError from `compiler.errors`, re-exported here with the entry points.
 A checked program becomes a logical plan (`compiler.plan`), is optimized
 (`compiler.plan.rewrites`) and lowered to a runtime dataflow
 (`compiler.lowering`); `compile_datalog` / `compile_file` give a Program whose
-`session()` runs it (`compiler.program`).
+`session()` runs it (`compiler.program`); `compile_sql` does the same for SQL
+(`compiler.sql`).
 """
 
 from compiler.datalog import CheckedProgram, check_datalog, parse_datalog
@@ -21,10 +22,15 @@ from compiler.errors import (
     UnsupportedError,
 )
 from compiler.program import Program, Session, SessionError, compile_datalog, compile_file
+from compiler.sql import SQLRuntimeError, UnknownColumnError, UnsupportedSQLError, compile_sql
 
 __all__ = [
     "compile_datalog",
     "compile_file",
+    "compile_sql",
+    "SQLRuntimeError",
+    "UnsupportedSQLError",
+    "UnknownColumnError",
     "Program",
     "Session",
     "SessionError",
