@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT
+from runtime import kernels
 from runtime.kernels import minimal_pairs
 from runtime.times import Antichain, Lattice
 
@@ -18,10 +19,8 @@ _NO = np.zeros(0, dtype=np.intp)
 
 
 def sort_rows(first: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """Permutation sorting by `first`, then each row of `rows` in order."""
-    if rows.shape[0] == 0:
-        return np.argsort(first, kind="stable")
-    return np.lexsort(tuple(rows[::-1]) + (first,))
+    """Permutation sorting by `first`, then each row of `rows` in order (stable)."""
+    return kernels.sort_rows(first.astype(INT, copy=False), rows.astype(INT, copy=False))
 
 
 def run_starts(first: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -127,6 +127,66 @@ def _sort_range(order, lo, hi, cols, buffer):
         width *= 2
 
 
+@numba.njit([(V,)], cache=True, nogil=True)
+def radix_argsort(a):
+    """Stable argsort of int64 values: LSD radix sort, 11 bits a pass.
+
+    Passes over digits on which every value agrees are skipped, so small
+    integer keys (node ids) take two or three passes; a full 64-bit hash six.
+    Several times faster than a comparison sort on millions of rows.
+    """
+    n = a.shape[0]
+    order = np.arange(n)
+    if n < 2:
+        return order
+    bias = np.uint64(1) << np.uint64(63)  # signed order as unsigned
+    keys = np.empty(n, np.uint64)
+    for i in range(n):
+        keys[i] = np.uint64(a[i]) ^ bias
+    varying = np.uint64(0)
+    for i in range(n):
+        varying |= keys[i] ^ keys[0]
+    tmp_order = np.empty(n, np.int64)
+    tmp_keys = np.empty(n, np.uint64)
+    mask = np.uint64(0x7FF)
+    for shift in range(0, 64, 11):
+        sh = np.uint64(shift)
+        if (varying >> sh) & mask == 0:
+            continue
+        counts = np.zeros(2049, np.int64)
+        for i in range(n):
+            counts[np.int64((keys[i] >> sh) & mask) + 1] += 1
+        for b in range(2048):
+            counts[b + 1] += counts[b]
+        for i in range(n):
+            digit = np.int64((keys[i] >> sh) & mask)
+            at = counts[digit]
+            counts[digit] = at + 1
+            tmp_order[at] = order[i]
+            tmp_keys[at] = keys[i]
+        order, tmp_order = tmp_order, order
+        keys, tmp_keys = tmp_keys, keys
+    return order
+
+
+@numba.njit([(V, M)], cache=True, nogil=True)
+def sort_rows(first, rows):
+    """Permutation sorting by `first`, then each row of `rows` in order (stable)."""
+    n = first.shape[0]
+    order = radix_argsort(first)
+    if rows.shape[0]:
+        buffer = np.empty(n, np.int64)
+        i = 0
+        while i < n:
+            j = i + 1
+            while j < n and first[order[j]] == first[order[i]]:
+                j += 1
+            if j - i > 1:
+                _sort_range(order, i, j, rows, buffer)
+            i = j
+    return order
+
+
 @numba.njit(cache=True, nogil=True)
 def same_columns(a, i, b, j):
     """Column i of a equals column j of b."""
@@ -173,19 +233,7 @@ def _consolidate_runs(keyhash, cols, time, diff, order):
 @numba.njit([(V, M, M, V)], cache=True, nogil=True)
 def arrange_order(keyhash, cols, time, diff):
     """Sort updates into arranged order and consolidate: (positions, diffs)."""
-    n = keyhash.shape[0]
-    order = np.argsort(keyhash, kind="mergesort")
-    buffer = np.empty(n, np.int64)
-    if cols.shape[0]:
-        i = 0
-        while i < n:
-            j = i + 1
-            while j < n and keyhash[order[j]] == keyhash[order[i]]:
-                j += 1
-            if j - i > 1:
-                _sort_range(order, i, j, cols, buffer)
-            i = j
-    return _consolidate_runs(keyhash, cols, time, diff, order)
+    return _consolidate_runs(keyhash, cols, time, diff, sort_rows(keyhash, cols))
 
 
 @numba.njit([(V, M, M, V, I)], cache=True, nogil=True)

@@ -169,7 +169,7 @@ def interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt):
 
 
 @numba.njit(**_JIT)
-def _sweep_closure(gx, gy, fresh, g, n, out_g, out_t, ys):
+def _sweep_closure(gx, gy, fresh, size, order, g, n, out_g, out_t, ys):
     """Append group g's interesting times, from its generators, to out[n:].
 
     In one or two dimensions under the product order the join-closure needs no
@@ -181,8 +181,16 @@ def _sweep_closure(gx, gy, fresh, g, n, out_g, out_t, ys):
     cost is the closure's size. (One dimension is the case y = 0.)
     """
     d = out_t.shape[0]
-    size = gx.shape[0]
-    order = np.argsort(gx, kind="mergesort")
+    if size <= 32:
+        for i in range(size):
+            x = gx[i]
+            j = i - 1
+            while j >= 0 and gx[order[j]] > x:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = i
+    else:
+        order[:size] = np.argsort(gx[:size], kind="mergesort")
     none = np.iinfo(np.int64).max
     ny = 0
     min_new_y = none
@@ -221,14 +229,17 @@ def _sweep_closure(gx, gy, fresh, g, n, out_g, out_t, ys):
 
 
 @numba.njit(**_JIT)
-def _gather_group(parts, g):
-    """Generators of group g from (times, bounds, positions, is_new) parts: x, y, is-new."""
+def _gather_group(parts, g, gx, gy, fresh, order):
+    """Generators of group g from (times, bounds, positions, is_new) parts into
+    the scratch arrays (x, y, is-new; grown when too small): returns their count."""
     size = 0
     for times, bounds, pos, is_new in parts:
         size += bounds[g + 1] - bounds[g]
-    gx = np.empty(size, np.int64)
-    gy = np.zeros(size, np.int64)
-    fresh = np.zeros(size, np.bool_)
+    if size > gx.shape[0]:
+        gx = np.empty(2 * size, np.int64)
+        gy = np.zeros(2 * size, np.int64)
+        fresh = np.zeros(2 * size, np.bool_)
+        order = np.empty(2 * size, np.int64)
     k = 0
     for times, bounds, pos, is_new in parts:
         for r in range(bounds[g], bounds[g + 1]):
@@ -238,7 +249,7 @@ def _gather_group(parts, g):
                 gy[k] = times[1, i]
             fresh[k] = is_new
             k += 1
-    return gx, gy, fresh
+    return size, gx, gy, fresh, order
 
 
 @numba.njit(**_JIT)
@@ -271,12 +282,13 @@ def product_interesting_times(ngroups, new_g, new_t, a_g, a_t, b_g, b_t):
     out_g = np.empty(max(16, 2 * new_t.shape[1]), np.int64)
     out_t = np.empty((new_t.shape[0], out_g.shape[0]), np.int64)
     ys = np.empty(16, np.int64)
+    gx, gy, fresh, order = np.empty(16, np.int64), np.zeros(16, np.int64), np.zeros(16, np.bool_), np.empty(16, np.int64)
     n = 0
     for g in range(ngroups):
         if nb[g] == nb[g + 1]:
             continue
-        gx, gy, fresh = _gather_group(parts, g)
-        n, out_g, out_t, ys = _sweep_closure(gx, gy, fresh, g, n, out_g, out_t, ys)
+        size, gx, gy, fresh, order = _gather_group(parts, g, gx, gy, fresh, order)
+        n, out_g, out_t, ys = _sweep_closure(gx, gy, fresh, size, order, g, n, out_g, out_t, ys)
     return out_g[:n], out_t[:, :n]
 
 
@@ -330,15 +342,19 @@ def distinct_step(ngroups, gid, time, i_g, i_t, i_d, o_g, o_t, o_d, since, front
     out_d = np.empty(16, np.int64)
     later_g = np.empty(16, np.int64)
     later_t = np.empty((d, 16), np.int64)
+    gx, gy, fresh, order = np.empty(16, np.int64), np.zeros(16, np.int64), np.zeros(16, np.bool_), np.empty(16, np.int64)
+    ready = np.empty(16, np.int64)
+    made = np.empty(16, np.int64)
     n_out = 0
     n_later = 0
     for g in range(ngroups):
         if nb[g] == nb[g + 1]:
             continue
-        gx, gy, fresh = _gather_group(parts, g)
-        nc, cand_g, cand_t, ys = _sweep_closure(gx, gy, fresh, g, 0, cand_g, cand_t, ys)
-        ready = np.empty(nc, np.int64)
-        made = np.zeros(nc, np.int64)
+        size, gx, gy, fresh, order = _gather_group(parts, g, gx, gy, fresh, order)
+        nc, cand_g, cand_t, ys = _sweep_closure(gx, gy, fresh, size, order, g, 0, cand_g, cand_t, ys)
+        if nc > ready.shape[0]:
+            ready = np.empty(2 * nc, np.int64)
+            made = np.empty(2 * nc, np.int64)
         nr = 0
         for c in range(nc):
             future = False
