@@ -129,26 +129,18 @@ class Loader:
         self.rows = 0
 
     def source(self, relation: str, path: str, fmt: str | None = None, changes: bool = False):
-        from runtime.spark import ColumnSpec, TableSource
-
-        program = self.session.program
-        extras = (ColumnSpec("diff", "int"), ColumnSpec("time", "int")) if changes else ()
-        if fmt is None and path.endswith(".facts"):
-            fmt = "facts"
-        return TableSource(
-            path=path,
-            relation=relation,
-            columns=columns(program, relation),
-            format=fmt,
-            extras=extras,
-            optional_extras=("time",) if changes else (),
-            where=self.pushed.get(relation),
-        )
+        return make_source(self.session.program, relation, path, fmt, changes, self.pushed)
 
     def read(self, source):
         """The Arrow table of `source` (Spark's part of a load)."""
         from runtime.spark import LoadError, read_table
 
+        from runtime.spark.read import check_source
+
+        try:
+            check_source(source)  # a missing file or unmappable columns fail before Spark starts
+        except LoadError as e:
+            raise UserError(str(e)) from None
         began = clock.perf_counter()
         try:
             spark = self.spark.get()
@@ -193,6 +185,38 @@ class Loader:
     def load(self, relation: str, path: str, fmt: str | None = None, time=None, diff=1) -> int:
         source = self.source(relation, path, fmt)
         return self.feed(source, self.read(source), time=time, diff=diff)
+
+
+def make_source(program, relation: str, path: str, fmt: str | None = None, changes: bool = False, pushed=None):
+    """The TableSource reading `path` as `relation` (a change table: plus `diff` and optional `time`)."""
+    from runtime.spark import ColumnSpec, TableSource
+
+    extras = (ColumnSpec("diff", "int"), ColumnSpec("time", "int")) if changes else ()
+    if fmt is None and path.endswith(".facts"):
+        fmt = "facts"
+    return TableSource(
+        path=path,
+        relation=relation,
+        columns=columns(program, relation),
+        format=fmt,
+        extras=extras,
+        optional_extras=("time",) if changes else (),
+        where=(pushed or {}).get(relation),
+    )
+
+
+def precheck(program, inputs, changes=()) -> None:
+    """Check paths and column mappings of all tables before building a session or starting Spark."""
+    from runtime.spark import LoadError
+    from runtime.spark.read import check_source
+
+    try:
+        for rel, path in inputs:
+            check_source(make_source(program, rel, path))
+        for rel, path in changes:
+            check_source(make_source(program, rel, path, changes=True))
+    except LoadError as e:
+        raise UserError(str(e)) from None
 
 
 class _Progress:

@@ -22,7 +22,7 @@ import sys
 import time as clock
 
 from compiler.cli.common import UsageError, UserError, load_program, parse_assignments, spark_provider
-from compiler.cli.inputs import Loader, columns, dir_inputs, facts_inputs, input_relation, pushdown
+from compiler.cli.inputs import Loader, columns, dir_inputs, facts_inputs, input_relation, precheck, pushdown
 
 
 def add_input_options(p) -> None:
@@ -65,10 +65,12 @@ def initial_inputs(args, program) -> list[tuple[str, str]]:
     return list(chosen.items())
 
 
-def open_session(args, program, spark):
+def open_session(args, program, spark, changes=()):
+    inputs = initial_inputs(args, program)
+    precheck(program, inputs, changes)
     session = program.session(capture="outputs")
     loader = Loader(session, spark, {} if getattr(args, "no_pushdown", False) else pushdown(program))
-    for rel, path in initial_inputs(args, program):
+    for rel, path in inputs:
         loader.load(rel, path, time=0)
     return session, loader
 
@@ -82,7 +84,7 @@ def run(args) -> int:
     spark = spark_provider(args)
     try:
         began = clock.perf_counter()
-        session, loader = open_session(args, program, spark)
+        session, loader = open_session(args, program, spark, changes)
         session.commit()
         computed = clock.perf_counter()
         if changes:

@@ -98,32 +98,76 @@ def read_dataframe(spark, source: TableSource):
     return _select(df, source, fmt, where)
 
 
-def _select(df, source: TableSource, fmt: str, where: str):
-    from pyspark.sql import functions as F
-
-    names = list(df.columns)
+def map_columns(names: list[str], source: TableSource, fmt: str, where: str) -> tuple[list[str], list[str]]:
+    """(table columns to take, the names they get): by name, else by position; LoadError otherwise."""
     lower = {n.lower(): n for n in names}
     wanted = [c.name for c in source.columns]
     extras = [c.name for c in source.extras]
+    optional = [e for e in extras if e in source.optional_extras]
     if fmt != "facts" and all(w.lower() in lower for w in wanted):
         present = [e for e in extras if e.lower() in lower]
-        missing = [e for e in extras if e.lower() not in lower and e not in source.optional_extras]
+        missing = [e for e in extras if e.lower() not in lower and e not in optional]
         if missing:
             raise LoadError(f"{where}: no column {', '.join(repr(m) for m in missing)} (columns: {', '.join(names)})")
-        picked = [lower[w.lower()] for w in wanted + present]
-        out_names = wanted + present
-    else:
-        present = [e for e in extras if e not in source.optional_extras]
-        n_required = len(wanted) + len(present)
-        if len(names) == n_required + len([e for e in extras if e in source.optional_extras]):
-            present = extras
-        elif len(names) != n_required:
-            need = ", ".join(wanted + present)
-            raise LoadError(
-                f"{where}: columns ({', '.join(names)}) do not match: wanted {need}"
-                f" (by name, or exactly {n_required} columns by position)"
-            )
-        picked, out_names = names[: len(wanted) + len(present)], wanted + present
+        return [lower[w.lower()] for w in wanted + present], wanted + present
+    present = [e for e in extras if e not in optional]
+    n_required = len(wanted) + len(present)
+    if optional and len(names) == n_required + len(optional):
+        present = extras
+    elif len(names) != n_required:
+        need = ", ".join(wanted + present)
+        raise LoadError(
+            f"{where}: columns ({', '.join(names)}) do not match: wanted {need}"
+            f" (by name, or exactly {n_required} columns by position)"
+        )
+    return names[: len(wanted) + len(present)], wanted + present
+
+
+def local_columns(source: TableSource) -> list[str] | None:
+    """The column names of a local Parquet or CSV table, read without Spark (None: unknown)."""
+    path = source.path[len("file://"):] if source.path.startswith("file://") else source.path
+    if not is_local(source.path) or not os.path.exists(path):
+        return None
+    try:
+        fmt = source.format or detect_format(path)
+    except LoadError:
+        return None
+    files = [path] if os.path.isfile(path) else sorted(
+        str(f) for f in Path(path).rglob("*") if f.is_file() and not f.name.startswith((".", "_")) and f.suffix.lower() in _SUFFIXES
+    )
+    if not files:
+        return None
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(files[0]).names)
+        if fmt == "csv":
+            with open(files[0], encoding="utf-8") as f:
+                import csv
+
+                return next(csv.reader([f.readline()]), None)
+    except Exception:
+        return None
+    return None
+
+
+def check_source(source: TableSource) -> None:
+    """Fail early, before Spark starts, on a missing local path or columns that cannot map."""
+    where = f"'{source.relation}': {source.path}"
+    if is_local(source.path):
+        local = source.path[len("file://"):] if source.path.startswith("file://") else source.path
+        if not os.path.exists(local):
+            raise LoadError(f"{where}: no such file or directory")
+    names = local_columns(source)
+    if names is not None:
+        map_columns(names, source, source.format or detect_format(source.path), where)
+
+
+def _select(df, source: TableSource, fmt: str, where: str):
+    from pyspark.sql import functions as F
+
+    picked, out_names = map_columns(list(df.columns), source, fmt, where)
     df = df.select([F.col(f"`{p}`").alias(o) for p, o in zip(picked, out_names)])
     if source.where and _comparable(df, source.columns):
         df = df.filter(source.where)
@@ -178,4 +222,4 @@ def _first_line(e: Exception) -> str:
     return line[:300]
 
 
-__all__ = ["ColumnSpec", "TableSource", "FORMATS", "detect_format", "read_dataframe", "read_table", "encode_source", "is_local"]
+__all__ = ["ColumnSpec", "TableSource", "FORMATS", "check_source", "detect_format", "map_columns", "read_dataframe", "read_table", "encode_source", "is_local"]

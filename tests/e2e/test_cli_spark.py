@@ -1,0 +1,268 @@
+"""The deltalog CLI as a subprocess on the bundled Parquet example: run, --changes, watch
+(killed and restarted), repl through stdin, explain --dot, and the error cases.
+
+Every answer is compared with the session API's answer on the same data (the
+oracle), never with numbers written here. Each command that reads tables starts
+its own Spark, so the tests that need Spark are few: run, run --changes, three
+watch runs, and one repl session that loads tables.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import compiler
+
+ROOT = Path(__file__).resolve().parents[2]
+REACH = str(ROOT / "examples" / "reach.dl")
+DATA = str(ROOT / "examples" / "reach")
+
+
+def cli(*args, stdin=None, timeout=600):
+    return subprocess.run(
+        [sys.executable, "-m", "compiler.cli", *args], capture_output=True, text=True, input=stdin, timeout=timeout, cwd=ROOT
+    )
+
+
+def base_session():
+    session = compiler.compile_file(REACH).session()
+    session.load_facts(DATA)  # the .facts the bundled Parquet files were made from
+    return session
+
+
+def parse_table(text: str, name: str) -> list[tuple]:
+    """Rows of `name`'s block in `--format table` output (integers only here)."""
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith(f"{name} ("))
+    rows = []
+    for line in lines[start + 3 :]:
+        if not line.strip():
+            break
+        rows.append(tuple(int(v) for v in line.split()))
+    return rows
+
+
+def read_dir(path) -> list[tuple]:
+    table = pq.read_table(path)
+    return [tuple(r.values()) for r in table.to_pylist()]
+
+
+def write_parquet(path, columns: dict, mtime=None):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({k: pa.array(v, pa.int64()) for k, v in columns.items()}), path)
+    if mtime is not None:
+        os.utime(path, (mtime, mtime))
+
+
+# ---- run ----
+
+
+def test_run_prints_the_answer_of_the_bundled_parquet_example():
+    done = cli("run", REACH, "--input-dir", DATA)
+    assert done.returncode == 0, done.stderr
+    oracle = base_session()
+    oracle.commit()
+    assert parse_table(done.stdout, "reach") == oracle.read("reach")
+    assert "Traceback" not in done.stderr and "WARN" not in done.stderr
+
+
+def test_run_changes_writes_change_logs_and_final_contents(tmp_path):
+    # edge changes without a time column: one time per file (times 1, 2, name order);
+    # root changes with a time column: their own times.
+    write_parquet(tmp_path / "edge" / "a.parquet", {"src": [0, 41], "dst": [41, 42], "diff": [1, 1]})
+    write_parquet(tmp_path / "edge" / "b.parquet", {"src": [0, 2], "dst": [41, 3], "diff": [-1, -1]})
+    write_parquet(tmp_path / "root.parquet", {"r": [41, 0], "diff": [1, -1], "time": [2, 3]})
+    out = tmp_path / "out"
+    done = cli("run", REACH, "--input", f"edge={DATA}/edge.parquet", "--input", f"root={DATA}/root.parquet",
+               "--changes", f"edge={tmp_path / 'edge'}", "--changes", f"root={tmp_path / 'root.parquet'}",
+               "--output-dir", str(out))
+    assert done.returncode == 0, done.stderr
+
+    oracle = base_session()
+    oracle.commit()
+    oracle.insert("edge", [(0, 41), (41, 42)], time=1)
+    oracle.remove("edge", [(0, 41), (2, 3)], time=2)
+    oracle.insert("root", [(41,)], time=2)
+    oracle.remove("root", [(0,)], time=3)
+    oracle.advance_to(4)
+    assert sorted(read_dir(out / "reach")) == oracle.read("reach")
+    expected_log = Counter(row + (t, d) for row, t, d in oracle.change_log("reach"))
+    assert Counter(read_dir(out / "reach.changes")) == expected_log
+    assert {t for *_, t, _ in read_dir(out / "reach.changes")} == {0, 1, 2, 3}
+    assert pq.read_table(out / "reach.changes").column_names == ["r", "n", "time", "diff"]
+
+
+# ---- watch ----
+
+
+def _change_files(directory: Path) -> list[tuple[str, list, int]]:
+    """Five change files for `edge` and `root`, oldest first; [(relation, rows, diff)]."""
+    plan = [
+        ("edge", [(0, 40), (40, 41)], 1),
+        ("root", [(40,)], 1),
+        ("edge", [(0, 40)], -1),
+        ("edge", [(41, 42), (2, 40)], 1),
+        ("root", [(2,)], -1),
+    ]
+    for i, (rel, rows, diff) in enumerate(plan):
+        cols = {"src": [r[0] for r in rows], "dst": [r[1] for r in rows]} if rel == "edge" else {"r": [r[0] for r in rows]}
+        cols["diff"] = [diff] * len(rows)
+        write_parquet(directory / rel / f"{i:04d}.parquet", cols, mtime=1_000_000 + 10 * i)
+    return plan
+
+
+def _accumulated(out: Path) -> list[tuple]:
+    rows = []
+    for part in sorted(out.glob("reach/batch=*/*.parquet")):
+        rows += read_dir(part)
+    return rows
+
+
+def _watch_args(changes, out, checkpoint, *extra):
+    return ["watch", REACH, "--input-dir", DATA, "--changes-dir", str(changes), "--output-dir", str(out),
+            "--checkpoint", str(checkpoint), "--max-files-per-batch", "1", *extra]
+
+
+def test_watch_killed_mid_stream_and_restarted_equals_an_uninterrupted_run(tmp_path):
+    changes = tmp_path / "changes"
+    plan = _change_files(changes)
+
+    # uninterrupted
+    whole = cli(*_watch_args(changes, tmp_path / "out1", tmp_path / "cp1", "--available-now"))
+    assert whole.returncode == 0, whole.stderr
+    uninterrupted = _accumulated(tmp_path / "out1")
+
+    # the oracle: one time per file, after the initial load at time 0
+    oracle = base_session()
+    oracle.commit()
+    for i, (rel, rows, diff) in enumerate(plan):
+        (oracle.insert if diff > 0 else oracle.remove)(rel, rows)
+        oracle.commit()
+    assert Counter(uninterrupted) == Counter(row + (t, d) for row, t, d in oracle.change_log("reach"))
+
+    # interrupted: kill -9 once at least two batches are done, then restart until done
+    out2, cp2 = tmp_path / "out2", tmp_path / "cp2"
+    proc = subprocess.Popen([sys.executable, "-m", "compiler.cli", *_watch_args(changes, out2, cp2, "--trigger", "2 seconds")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    ledger = cp2 / "deltalog" / "batches"
+    deadline = time.time() + 400
+    while time.time() < deadline and proc.poll() is None:
+        if ledger.is_dir() and len(list(ledger.glob("*.json"))) >= 2:
+            break
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()[1]
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    finished_before_kill = len(list(ledger.glob("*.json")))
+    assert 2 <= finished_before_kill < len(plan)
+
+    again = cli(*_watch_args(changes, out2, cp2, "--available-now"))
+    assert again.returncode == 0, again.stderr
+    assert f"recovered {finished_before_kill} batches" in again.stdout
+    resumed = _accumulated(out2)
+    assert len(resumed) == len(set(resumed))  # nothing twice
+    assert Counter(resumed) == Counter(uninterrupted)  # nothing lost
+
+
+# ---- repl ----
+
+
+def test_repl_through_stdin_matches_the_session(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("src,dst\n1,2\n3,abc\n")
+    script = "\n".join([
+        f"load edge {DATA}/edge.parquet;",
+        f"load root {DATA}/root.parquet; commit;",
+        "insert edge(0, 40), insert edge(40, 41);",
+        "commit;",
+        "remove edge(0, 40); commit;",
+        f"load edge {bad};",
+        'insert edge(1, "x");',
+        "dump reach;",
+    ]) + "\n"
+    done = cli("repl", REACH, stdin=script)
+    assert done.returncode == 1  # two statements failed
+    errors = done.stderr.strip().splitlines()
+    assert len(errors) == 2, done.stderr
+    assert errors[0].startswith("<stdin>:6: error: 'edge'") and "'abc'" in errors[0] and "row 2" in errors[0], errors[0]
+    assert errors[1].startswith("<stdin>:7: error: 'edge': row (1, 'x'): column 'dst'"), errors[1]
+
+    oracle = base_session()
+    first = oracle.commit()
+    oracle.insert("edge", [(0, 40), (40, 41)])
+    second = oracle.commit()
+    oracle.remove("edge", [(0, 40)])
+    third = oracle.commit()
+    expected = []
+    for t, changes in enumerate([first, second, third]):
+        lines = [f"reach({r}, {n}) {d:+d}" for (r, n), d in changes.get("reach", [])]
+        expected += [f"committed time {t}: {len(lines)} change{'s' if len(lines) != 1 else ''}", *lines]
+    out = done.stdout.splitlines()
+    commits = [l for l in out if not l.startswith("loaded ") and not (l.startswith("reach(") and " " not in l.split(")")[-1])]
+    assert commits == expected
+    dumped = [l for l in out[out.index(expected[-1]) + 1 :] if l.startswith("reach(") and not l.endswith(("+1", "-1"))]
+    assert dumped == [f"reach({r}, {n})" for r, n in oracle.read("reach")]
+
+
+# ---- explain ----
+
+
+def test_explain_prints_plan_and_graph_and_writes_dot(tmp_path):
+    dot = tmp_path / "andersen.dot"
+    program = str(ROOT / "examples" / "andersen.dl")
+    done = cli("explain", program, "--dot", str(dot))
+    assert done.returncode == 0, done.stderr
+    session = compiler.compile_file(program).session(capture="outputs")
+    ops = session.dataflow.ops
+    assert done.stdout.startswith("logical plan\n")
+    assert compiler.compile_file(program).explain().splitlines()[0] in done.stdout
+    assert f"dataflow: {len(ops)} operators" in done.stdout
+    assert "iterate scope 1:" in done.stdout and "shared by" in done.stdout
+    text = dot.read_text()
+    assert text.startswith('digraph "andersen.dl" {') and text.rstrip().endswith("}")
+    assert sum(1 for l in text.splitlines() if l.strip().startswith("n") and "[label=" in l) == len(ops)
+    edges = sum(len(s) for s in session.dataflow.subscribers.values())
+    assert text.count(" -> ") == edges
+    assert "subgraph cluster_1" in text
+
+
+# ---- errors ----
+
+
+def test_program_error_has_file_line_column(tmp_path):
+    bad = tmp_path / "bad.dl"
+    bad.write_text(".decl edge(a: number, b: number)\n.input edge\nr(x) :- edge(x).\n")
+    done = cli("run", str(bad), "--input", f"edge={DATA}/edge.parquet")
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0].startswith(f"{bad}:3:9: ArityError:"), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_file_wrong_columns_unknown_relation_and_usage(tmp_path):
+    missing = cli("run", REACH, "--input", "edge=no/such/edge.parquet")
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == "deltalog: error: 'edge': no/such/edge.parquet: no such file or directory"
+
+    wrong = tmp_path / "wrong.parquet"
+    pq.write_table(pa.table({"a": [1], "w": [2], "b": [3]}), wrong)
+    cols = cli("run", REACH, "--input", f"edge={wrong}")
+    assert cols.returncode == 1
+    assert cols.stderr.strip() == (
+        f"deltalog: error: 'edge': {wrong}: columns (a, w, b) do not match: wanted src, dst (by name, or exactly 2 columns by position)"
+    )
+
+    unknown = cli("run", REACH, "--input", f"reach={DATA}/edge.parquet")
+    assert unknown.returncode == 1 and "'reach' is not an input relation (inputs: edge, root)" in unknown.stderr
+
+    assert cli("run", REACH, "--format", "csv").returncode == 2
+    assert cli("run", REACH, "--input", "edge").returncode == 2
+    assert cli("frobnicate").returncode == 2
+    for done in (missing, cols, unknown):
+        assert "Traceback" not in done.stderr
