@@ -29,9 +29,18 @@ def lookup_positions(keyhash, key, probe_hash, probe_key):
     owner = np.empty(cap, np.int64)
     pos = np.empty(cap, np.int64)
     m = 0
+    lo = 0
     for i in range(probe_hash.shape[0]):
         h = probe_hash[i]
-        lo = np.searchsorted(keyhash, h)
+        # Probes usually come sorted: gallop forward from the last position.
+        if lo < n and keyhash[lo] < h:
+            step = 1
+            while lo + step < n and keyhash[lo + step] < h:
+                lo += step
+                step *= 2
+            lo += np.searchsorted(keyhash[lo:min(lo + step + 1, n)], h)
+        elif lo > 0 and keyhash[lo - 1] >= h:
+            lo = np.searchsorted(keyhash[:lo], h)
         j = lo
         while j < n and keyhash[j] == h:
             same = True
