@@ -51,6 +51,9 @@ def encode_column(column, kind: str, symbols: SymbolTable, what: str = "column")
     target = {"int": pa.int64(), "unsigned": pa.uint64(), "float": pa.float64()}[kind]
     if _is_text(column.type):
         column = pc.utf8_trim_whitespace(column)
+    if column.type == target:  # already the kind's type: no cast, no copy
+        values = column.to_numpy(zero_copy_only=False)
+        return encode_floats(values) if kind == "float" else values.view(np.int64) if kind == "unsigned" else values
     try:
         cast = pc.cast(column, target, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
