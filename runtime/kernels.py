@@ -270,6 +270,36 @@ def merge_order(keyhash, cols, time, diff, split):
     return _consolidate_runs(keyhash, cols, time, diff, order)
 
 
+@numba.njit([(M, M)], cache=True, nogil=True)
+def advance_product(times, since):
+    """advance_by(t, since) under the product order: per coordinate, min over f of max(t, f)."""
+    if since.shape[1] == 0:
+        return times
+    out = np.empty(times.shape, np.int64)
+    for i in range(times.shape[1]):
+        for k in range(times.shape[0]):
+            best = np.iinfo(np.int64).max
+            for f in range(since.shape[1]):
+                best = min(best, max(times[k, i], since[k, f]))
+            out[k, i] = best
+    return out
+
+
+@numba.njit([(V, M, M, M, V, V, M, M, M, V, M)], cache=True, nogil=True)
+def merge_arranged(kh_a, key_a, val_a, time_a, diff_a, kh_b, key_b, val_b, time_b, diff_b, since):
+    """Two arranged batches merged into one, times advanced by `since` (product order).
+
+    Returns the merged batch's (keyhash, key, val, time, diff).
+    """
+    keyhash = np.concatenate((kh_a, kh_b))
+    key = np.concatenate((key_a, key_b), axis=1)
+    val = np.concatenate((val_a, val_b), axis=1)
+    time = advance_product(np.concatenate((time_a, time_b), axis=1), since)
+    diff = np.concatenate((diff_a, diff_b))
+    pos, summed = merge_order(keyhash, np.concatenate((key, val), axis=0), time, diff, kh_a.shape[0])
+    return keyhash[pos], key[:, pos], val[:, pos], time[:, pos], summed
+
+
 @numba.njit([(M,)], cache=True, nogil=True)
 def hash_columns(block):
     """A 64-bit mix of each column of a (k, n) block (splitmix64 finaliser per word)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from runtime.kernels import I, M, V, same_columns, nt
+from runtime.kernels import I, M, V, advance_product, nt, same_columns
 
 B = nt.Array(nt.boolean, 1, "A")
 
@@ -293,21 +293,6 @@ def product_interesting_times(ngroups, new_g, new_t, a_g, a_t, b_g, b_t):
 
 
 @numba.njit(**_JIT)
-def _advance_product(times, since):
-    """advance_by(t, since) under the product order: per coordinate, min over f of max(t, f)."""
-    if since.shape[1] == 0:
-        return times
-    out = np.empty_like(times)
-    for i in range(times.shape[1]):
-        for k in range(times.shape[0]):
-            best = np.iinfo(np.int64).max
-            for f in range(since.shape[1]):
-                best = min(best, max(times[k, i], since[k, f]))
-            out[k, i] = best
-    return out
-
-
-@numba.njit(**_JIT)
 def _le_product(a, ia, b, ib):
     for k in range(a.shape[0]):
         if a[k, ia] > b[k, ib]:
@@ -328,8 +313,8 @@ def distinct_step(ngroups, gid, time, i_g, i_t, i_d, o_g, o_t, o_d, since, front
     later work.
     """
     d = time.shape[0]
-    i_t = _advance_product(i_t, since)
-    o_t = _advance_product(o_t, since)
+    i_t = advance_product(i_t, since)
+    o_t = advance_product(o_t, since)
     nb, npos = _by_group(gid, ngroups)
     ib, ipos = _by_group(i_g, ngroups)
     ob, opos = _by_group(o_g, ngroups)

@@ -16,7 +16,7 @@ import numpy as np
 
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
-from runtime.kernels import lookup_gather
+from runtime.kernels import lookup_gather, merge_arranged
 
 _NONE = np.zeros(0, dtype=np.int64)
 
@@ -92,6 +92,10 @@ class Trace:
 
     def _merge(self, batches: list[ArrangedBatch]) -> ArrangedBatch:
         since = self.since
+        if len(batches) == 2 and self.lattice.is_product:
+            a, b = batches
+            bound = np.array(since.elements, dtype=np.int64).reshape(len(since.elements), self.lattice.depth).T
+            return ArrangedBatch(*merge_arranged(a.keyhash, a.key, a.val, a.time, a.diff, b.keyhash, b.key, b.val, b.time, b.diff, bound))
         return ArrangedBatch.merge(batches, advance=lambda t: self.lattice.advance_by(t, since))
 
     def compact(self) -> None:
