@@ -32,7 +32,7 @@ from compiler.sql.aggregate import find_aggregates
 from compiler.sql.errors import UnsupportedSQLError
 from compiler.sql.relation import Column, Rel, conform
 from compiler.sql.select import unified_shape
-from compiler.sql.values import BOOL, FLOAT, INT, PLAN_TYPE, common_type
+from compiler.sql.values import INT, PLAN_TYPE
 
 DEPTH = "#depth"
 

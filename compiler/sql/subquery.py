@@ -27,7 +27,7 @@ from compiler.plan import Antijoin, Col, Distinct, Filter, Join, Project, Union,
 from compiler.sql.errors import UnsupportedSQLError
 from compiler.sql.expressions import Env, compare, condition, translate
 from compiler.sql.relation import Column, Rel, project
-from compiler.sql.values import FALSE, TRUE, ZERO, Value, and_, not_, or_
+from compiler.sql.values import FALSE, TRUE, ZERO, Value, or_
 
 
 def _conjuncts(e) -> list:
