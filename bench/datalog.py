@@ -54,6 +54,7 @@ G(5,000, 10,000); a 1% update at least 20x faster than DuckDB's recompute
     python bench/datalog.py --quick            # smallest sizes, under a minute
     python bench/datalog.py                    # the full run
     python bench/datalog.py --profile tc-2k    # cProfile deltalog's batch run of one workload
+    python bench/datalog.py --profile tc-1k --profile-phase update   # ... or its first 1% update
 
 The table goes to stdout, progress to stderr; `--record` appends a dated
 section to bench/RESULTS.md.
@@ -628,8 +629,8 @@ def record(table: Table, args, duckdb_info: str) -> None:
     progress(f"recorded to {RESULTS}")
 
 
-def profile(key: str, seed: int, top: int = 25) -> None:
-    """cProfile deltalog's batch run (insert + commit) of one workload, in this process."""
+def profile(key: str, seed: int, phase: str, top: int = 25) -> None:
+    """cProfile deltalog's batch run (insert + commit) of one workload, or its first update, in this process."""
     import compiler
 
     spec = WORKLOADS[key]
@@ -638,11 +639,27 @@ def profile(key: str, seed: int, top: int = 25) -> None:
     rows = {name: as_tuples(block) for name, block in state.rels.items()}
     session = compiler.compile_datalog(prog.text()).session(capture="outputs")
     prof = cProfile.Profile()
-    prof.enable()
-    for name, r in rows.items():
-        session.insert(name, r)
-    session.commit()
-    prof.disable()
+
+    def batch():
+        for name, r in rows.items():
+            session.insert(name, r)
+        session.commit()
+
+    if phase == "batch":
+        prof.runcall(batch)
+    else:
+        batch()
+        removed, _, added, _ = state.update()
+        r_rows = {n: as_tuples(b) for n, b in removed.items()}
+        a_rows = {n: as_tuples(b) for n, b in added.items()}
+
+        def update():
+            for name in prog.columns:
+                session.remove(name, r_rows[name])
+                session.insert(name, a_rows[name])
+            session.commit()
+
+        prof.runcall(update)
     for order in ("cumulative", "tottime"):
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats(order).print_stats(top)
@@ -660,7 +677,8 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, help="seconds per worker process (one system, one workload; default 1200, quick 120)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--record", action="store_true", help="append a dated section to bench/RESULTS.md")
-    p.add_argument("--profile", metavar="WORKLOAD", help="only cProfile deltalog's batch run of WORKLOAD")
+    p.add_argument("--profile", metavar="WORKLOAD", help="only cProfile deltalog's batch run (or first update) of WORKLOAD")
+    p.add_argument("--profile-phase", choices=("batch", "update"), default="batch", help="what --profile profiles")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--warmup", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -689,7 +707,7 @@ def main(argv=None) -> int:
         warmup()
         return 0
     if args.profile:
-        profile(args.profile, args.seed)
+        profile(args.profile, args.seed, args.profile_phase)
         return 0
     started = time.perf_counter()
     progress("warming up (numba kernel cache)")
