@@ -25,7 +25,9 @@ from compiler.errors import CompileError
 
 
 def _check(args) -> int:
-    program = load_program(args.program)
+    from compiler.cli.run import declared_tables
+
+    program = load_program(args.program, declared_tables(args))
     print(f"{args.program}: ok ({len(program.outputs)} outputs: {', '.join(program.outputs)})")
     return 0
 
@@ -54,6 +56,11 @@ def _explain(args) -> int:
     return explain_command(args)
 
 
+def _schema_options(p) -> None:
+    p.add_argument("--input", action="append", metavar="REL=PATH", help="a table of a SQL program (its schema is read from it)")
+    p.add_argument("--input-dir", metavar="DIR", help="the tables of a SQL program: DIR/NAME.parquet|.csv|.jsonl or DIR/NAME/")
+
+
 def parser() -> argparse.ArgumentParser:
     from compiler.cli.run import add_input_options, add_output_options
 
@@ -63,6 +70,7 @@ def parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="report a program's static errors")
     check.add_argument("program", help="a .dl or .sql file")
+    _schema_options(check)
     check.set_defaults(handler=_check)
 
     run = commands.add_parser("run", help="compute a program's outputs from input tables")
@@ -92,6 +100,7 @@ def parser() -> argparse.ArgumentParser:
 
     explain = commands.add_parser("explain", help="print the logical plan and the dataflow graph")
     explain.add_argument("program", help="a .dl or .sql file")
+    _schema_options(explain)
     explain.add_argument("--dot", metavar="FILE", help="also write the dataflow as Graphviz DOT (FILE.png/.svg renders it when Graphviz is installed)")
     explain.set_defaults(handler=_explain)
     return p
@@ -110,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as err:
         print(f"deltalog {args.command}: usage error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into head and the like
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("deltalog: interrupted", file=sys.stderr)
         return 130

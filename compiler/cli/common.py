@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler.errors import CompileError
-
 
 class UserError(Exception):
     """A user mistake, reported as one line, exit code 1."""
@@ -22,8 +20,11 @@ class UsageError(Exception):
     """A bad command line, exit code 2."""
 
 
-def load_program(path: str):
-    """The compiled program at `path` (.dl or .sql); raises CompileError or UserError."""
+def load_program(path: str, tables=()):
+    """The compiled program at `path` (.dl or .sql); raises CompileError or UserError.
+
+    A SQL program's schema comes from its tables: `tables` is [(name, path)] and each
+    table's column names and types are read from the file (compiler.cli.sqlschema)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -34,7 +35,9 @@ def load_program(path: str):
             from compiler import compile_sql
         except ImportError:
             raise UserError(f"{path}: SQL programs are not supported by this build (no compiler.compile_sql)") from None
-        return compile_sql(text, source_name=str(path))
+        from compiler.cli.sqlschema import sql_schema
+
+        return compile_sql(text, schema=sql_schema(tables), source_name=str(path))
     from compiler.program import compile_datalog
 
     return compile_datalog(text, source_name=str(path))
@@ -58,5 +61,6 @@ def spark_provider(args):
     return SparkProvider(master=getattr(args, "master", None), conf=conf)
 
 
-def compile_error_line(err: CompileError) -> str:
-    return str(err)
+def is_sql(program) -> bool:
+    """SQL programs keep SQL rows (NULLs, bags): they take the per-row input path."""
+    return not all(hasattr(info, "types") for info in program.relations.values())

@@ -22,7 +22,9 @@ from compiler.cli.inputs import pushdown
 
 
 def explain_command(args) -> int:
-    program = load_program(args.program)
+    from compiler.cli.run import declared_tables
+
+    program = load_program(args.program, declared_tables(args))
     graph = DataflowGraph(program.session(capture="outputs").dataflow)
     lines = ["logical plan", *("  " + l for l in program.explain().splitlines())]
     pushed = pushdown(program)

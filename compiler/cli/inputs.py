@@ -25,17 +25,22 @@ from pathlib import Path
 from compiler.plan.expr import Call, Col, Const
 from compiler.plan.nodes import Filter, Scan
 from compiler.plan.program import Fixpoint
-from compiler.cli.common import UserError
+from compiler.cli.common import UserError, is_sql
 
 KIND = {"number": "int", "unsigned": "unsigned", "float": "float", "symbol": "str"}
 _SQL_OPS = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 PROGRESS_ROWS = 1_000_000  # tables at least this large get a progress bar on a terminal
 
 
+SQL_KIND = {"int": "int", "float": "float", "text": "str", "bool": "bool"}
+
+
 def columns(program, relation: str):
     from runtime.spark import ColumnSpec
 
     info = program.relations[relation]
+    if not hasattr(info, "types"):  # a SQL relation
+        return tuple(ColumnSpec(n, SQL_KIND[t]) for n, t in zip(info.attribute_names, info.sql_types))
     return tuple(ColumnSpec(n, KIND[t]) for n, t in zip(info.attribute_names, info.types))
 
 
@@ -53,6 +58,8 @@ def input_relation(program, name: str) -> str:
 
 def pushdown(program) -> dict[str, str]:
     """{input: Spark SQL predicate over its declared column names} where one is safe."""
+    if is_sql(program):
+        return {}  # SQL plans keep values and NULL flags in separate columns
     uses: dict[str, list] = {}
     seen: set[int] = set()
 
@@ -161,6 +168,11 @@ class Loader:
         began = clock.perf_counter()
         symbols = self.session.dataflow.symbols
         n = table.num_rows
+        if is_sql(self.session.program):
+            self._feed_rows(source, table, time, diff)
+            self.transfer_seconds += clock.perf_counter() - began
+            self.rows += n
+            return n
         bar = _Progress(f"loading {source.relation}", n) if self.progress and n >= PROGRESS_ROWS else None
         try:
             for block, extras in encode_source(table, source, symbols, on_rows=bar.advance if bar else None):
@@ -182,6 +194,25 @@ class Loader:
         self.rows += n
         return n
 
+    def _feed_rows(self, source, table, time, diff) -> None:
+        """SQL inputs: rows as Python values (NULLs as None), through the SQL session's checks."""
+        from compiler.program import SessionError
+
+        arity = len(source.columns)
+        names = table.column_names
+        rows = list(zip(*(table.column(i).to_pylist() for i in range(arity)))) if arity else []
+        diffs = table.column("diff").to_pylist() if "diff" in names else [diff] * len(rows)
+        times = table.column("time").to_pylist() if "time" in names else [time] * len(rows)
+        groups: dict[tuple, list] = {}
+        for row, d, t in zip(rows, diffs, times):
+            groups.setdefault((d, t), []).append(row)
+        try:
+            for (d, t), group in groups.items():
+                for _ in range(abs(d)):
+                    (self.session.insert if d > 0 else self.session.remove)(source.relation, group, time=t)
+        except SessionError as e:
+            raise UserError(f"'{source.relation}': {source.path}: {e}") from None
+
     def load(self, relation: str, path: str, fmt: str | None = None, time=None, diff=1) -> int:
         source = self.source(relation, path, fmt)
         return self.feed(source, self.read(source), time=time, diff=diff)
@@ -202,6 +233,7 @@ def make_source(program, relation: str, path: str, fmt: str | None = None, chang
         extras=extras,
         optional_extras=("time",) if changes else (),
         where=(pushed or {}).get(relation),
+        infer_types=is_sql(program),
     )
 
 

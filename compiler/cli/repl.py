@@ -26,7 +26,7 @@ import sys
 
 from compiler.cli.common import UserError, load_program, spark_provider
 from compiler.cli.inputs import Loader, input_relation, pushdown
-from compiler.cli.run import initial_inputs
+from compiler.cli.run import declared_tables, initial_inputs
 
 HELP = """\
 statements (end each with ;):
@@ -207,7 +207,7 @@ def split_statements(line: str) -> list[str]:
 
 
 def repl(args) -> int:
-    program = load_program(args.program)
+    program = load_program(args.program, declared_tables(args))
     spark = spark_provider(args)
     interactive = sys.stdin.isatty()
     failed = False

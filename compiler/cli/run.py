@@ -50,6 +50,22 @@ def output_format(args) -> str:
     return fmt
 
 
+def declared_tables(args) -> list[tuple[str, str]]:
+    """(name, path) of the tables the command line names: what a SQL program's schema is read from."""
+    tables: dict[str, str] = {}
+    directory = getattr(args, "input_dir", None)
+    if directory and os.path.isdir(directory):
+        for entry in sorted(os.listdir(directory)):
+            if entry.startswith((".", "_")):
+                continue
+            stem, suffix = os.path.splitext(entry)
+            if suffix.lower() in (".parquet", ".csv", ".jsonl", ".json") or (not suffix and os.path.isdir(os.path.join(directory, entry))):
+                tables.setdefault(stem, os.path.join(directory, entry))
+    for rel, path in parse_assignments(getattr(args, "input", None), "--input"):
+        tables[rel] = path
+    return list(tables.items())
+
+
 def initial_inputs(args, program) -> list[tuple[str, str]]:
     chosen: dict[str, str] = {}
     if getattr(args, "facts_dir", None):
@@ -78,7 +94,7 @@ def open_session(args, program, spark, changes=()):
 def run(args) -> int:
     fmt = output_format(args)
     changes = parse_assignments(args.changes, "--changes")
-    program = load_program(args.program)
+    program = load_program(args.program, declared_tables(args))
     for rel, _ in changes:
         input_relation(program, rel)
     spark = spark_provider(args)

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from compiler.cli.common import UserError, load_program, spark_provider
 from compiler.cli.inputs import columns
-from compiler.cli.run import initial_inputs, open_session
+from compiler.cli.run import declared_tables, initial_inputs, open_session
 
 
 class Ledger:
@@ -146,7 +146,7 @@ class Watcher:
 def watch(args) -> int:
     from runtime.spark.stream import follow_files
 
-    program = load_program(args.program)
+    program = load_program(args.program, declared_tables(args))
     if not os.path.isdir(args.changes_dir):
         raise UserError(f"--changes-dir {args.changes_dir}: no such directory")
     ledger = Ledger(args.checkpoint)

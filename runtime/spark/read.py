@@ -49,6 +49,7 @@ class TableSource:
     extras: tuple[ColumnSpec, ...] = ()  # extra columns taken by name, else after the relation's
     optional_extras: tuple[str, ...] = ()  # extras that may be missing
     where: str | None = None
+    infer_types: bool = False  # CSV: let Spark infer column types (else every column is text)
 
 
 def is_local(path: str) -> bool:
@@ -84,7 +85,7 @@ def read_dataframe(spark, source: TableSource):
         if fmt == "parquet":
             df = reader.parquet(path)
         elif fmt == "csv":
-            df = reader.options(header=True, mode="FAILFAST", emptyValue="").csv(path)
+            df = reader.options(header=True, mode="FAILFAST", emptyValue="", inferSchema=source.infer_types).csv(path)
         elif fmt == "facts":
             df = reader.options(sep="\t", header=False, quote="\u0000", escape="\u0000", mode="FAILFAST", emptyValue="").csv(path)
         elif fmt == "json":

@@ -34,6 +34,9 @@ DEFAULT_CONF = {
     "spark.sql.execution.arrow.maxRecordsPerBatch": "1000000",  # fewer, larger Arrow batches to Python
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "4",
+    # Split files into more read tasks than Spark's 128 MB default, so a local session's
+    # few cores scan and convert a table of ~100 MB in parallel rather than in one task.
+    "spark.sql.files.maxPartitionBytes": "16m",
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
 }
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 from runtime.spark.read import ColumnSpec, is_local
 
 WRITE_FORMATS = ("parquet", "csv", "jsonl")
-_ARROW = {"int": pa.int64(), "unsigned": pa.uint64(), "float": pa.float64(), "str": pa.string()}
+_ARROW = {"int": pa.int64(), "unsigned": pa.uint64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_()}
 
 
 def arrow_table(rows: list[tuple], columns) -> pa.Table:
@@ -70,7 +70,8 @@ def _save(writer, path: str, fmt: str) -> None:
 def _spark_schema(table: pa.Table):
     from pyspark.sql import types as T
 
-    kinds = {pa.int64(): T.LongType(), pa.uint64(): T.DecimalType(20, 0), pa.float64(): T.DoubleType(), pa.string(): T.StringType()}
+    kinds = {pa.int64(): T.LongType(), pa.uint64(): T.DecimalType(20, 0), pa.float64(): T.DoubleType(), pa.string(): T.StringType(),
+             pa.bool_(): T.BooleanType()}
     return T.StructType([T.StructField(f.name, kinds[f.type], True) for f in table.schema])
 
 
