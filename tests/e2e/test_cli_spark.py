@@ -139,9 +139,15 @@ def _change_files(directory: Path) -> list[tuple[str, list, int]]:
 
 
 def _accumulated(out: Path) -> list[tuple]:
+    """Every row of every batch's output files (Parquet or JSON lines part files)."""
+    import pyarrow.json as pj
+
     rows = []
-    for part in sorted(out.glob("reach/batch=*/*.parquet")):
-        rows += read_dir(part)
+    for part in sorted(out.glob("reach/batch=*/part-*")):
+        if part.suffix == ".json":
+            rows += [(r["r"], r["n"], r["time"], r["diff"]) for r in pj.read_json(part).to_pylist()]
+        elif part.suffix == ".parquet":
+            rows += read_dir(part)
     return rows
 
 
@@ -154,10 +160,11 @@ def test_watch_killed_mid_stream_and_restarted_equals_an_uninterrupted_run(tmp_p
     changes = tmp_path / "changes"
     plan = _change_files(changes)
 
-    # uninterrupted
-    whole = cli(*_watch_args(changes, tmp_path / "out1", tmp_path / "cp1", "--available-now"))
+    # uninterrupted (written as JSON lines; the interrupted run writes Parquet)
+    whole = cli(*_watch_args(changes, tmp_path / "out1", tmp_path / "cp1", "--available-now", "--format", "jsonl"))
     assert whole.returncode == 0, whole.stderr
     uninterrupted = _accumulated(tmp_path / "out1")
+    assert list((tmp_path / "out1").glob("reach/batch=*/part-*.json"))
 
     # the oracle: one time per file, after the initial load at time 0
     oracle = base_session()
@@ -199,7 +206,7 @@ def test_repl_through_stdin_matches_the_session(tmp_path):
     bad.write_text("src,dst\n1,2\n3,abc\n")
     script = "\n".join([
         f"load edge {DATA}/edge.parquet;",
-        f"load root {DATA}/root.parquet; commit;",
+        f"load root {DATA}/root.facts; commit;",
         "insert edge(0, 40), insert edge(40, 41);",
         "commit;",
         "remove edge(0, 40); commit;",
