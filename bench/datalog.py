@@ -38,6 +38,9 @@ subprocess (`--worker`), so each has its own peak memory:
   the removed (child, parent) rows are re-parented, so the input stays a
   forest), in one commit (deltalog: `remove` + `insert` + `commit`). DuckDB:
   DELETE + INSERT of the same rows, then the CTE again from scratch.
+- CPU seconds (`time.process_time` of the worker; DuckDB's summed over its
+  threads) go to the notes: on a shared machine wall clock measures the
+  neighbours too, CPU time less so.
 - peak memory: `ru_maxrss` of the worker process after the batch run (peak
   RSS), and that minus `ru_maxrss` just before it, after imports and data
   generation (the increase, i.e. what the evaluation itself needed).
@@ -340,34 +343,35 @@ def deltalog_worker(spec: Spec, prog: Program, cfg: dict, emit) -> None:
     session = program.session(capture="outputs")
     compile_s = time.perf_counter() - start
     timer = StepTimer(session.dataflow)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for name, r in rows.items():
         session.insert(name, r)
     changes = session.commit()
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     peak = maxrss_mb()
-    emit(phase="batch", seconds=seconds, step=timer.seconds, compile=compile_s,
+    emit(phase="batch", seconds=seconds, cpu=cpu, step=timer.seconds, compile=compile_s,
          rows=len(changes.get(prog.output, [])), rss_base=base, rss_peak=peak)
     del changes, rows
     if not cfg["updates"]:
         return
     answers = [deltalog_answer(session, prog.output)] if cfg["check"] else []
-    times, steps, sizes = [], [], []
+    times, steps, sizes, cpus = [], [], [], []
     for i in range(cfg["updates"]):
         removed, _, added, _ = state.update()
         r_rows = {n: as_tuples(b) for n, b in removed.items()}
         a_rows = {n: as_tuples(b) for n, b in added.items()}
         timer.seconds = 0.0
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for name in prog.columns:
             session.remove(name, r_rows[name])
             session.insert(name, a_rows[name])
         changes = session.commit()
         times.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
         steps.append(timer.seconds)
         sizes.append(len(changes.get(prog.output, [])))
         progress(f"  deltalog {spec.key}: update {i + 1}/{cfg['updates']} {times[-1]:.3f} s, {sizes[-1]:,} output changes")
-    emit(phase="update", seconds=times, step=steps, changes=sizes, rss_peak=maxrss_mb(),
+    emit(phase="update", seconds=times, cpu=cpus, step=steps, changes=sizes, rss_peak=maxrss_mb(),
          removed=sum(b.shape[1] for b in removed.values()))
     if not cfg["check"]:
         return
@@ -390,20 +394,21 @@ def duckdb_worker(spec: Spec, prog: Program, cfg: dict, emit) -> None:
     con = duckdb_tables(prog, state)
     load = time.perf_counter() - start
     base = maxrss_mb()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     count = duckdb_count(con, prog)
-    seconds = time.perf_counter() - start
-    emit(phase="batch", seconds=seconds, load=load, rows=count, rss_base=base, rss_peak=maxrss_mb(),
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    emit(phase="batch", seconds=seconds, cpu=cpu, load=load, rows=count, rss_base=base, rss_peak=maxrss_mb(),
          threads=con.execute("SELECT current_setting('threads')").fetchone()[0], version=duckdb.__version__)
-    times, counts = [], []
+    times, counts, cpus = [], [], []
     for _ in range(cfg["updates"]):
         _, removed_ids, added, added_ids = state.update()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         duckdb_apply(con, prog, removed_ids, added, added_ids)
         counts.append(duckdb_count(con, prog))
         times.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
     if cfg["updates"]:
-        emit(phase="update", seconds=times, rows=counts, rss_peak=maxrss_mb())
+        emit(phase="update", seconds=times, cpu=cpus, rows=counts, rss_peak=maxrss_mb())
 
 
 def warmup() -> None:
@@ -558,6 +563,16 @@ def tabulate(spec: Spec, res: dict[str, Runs], args, table: Table) -> None:
                                "", "", "", "", "", ""))
             table.notes.append(f"{spec.key}: output changes per update: {', '.join(f'{c:,}' for c in ours.update['changes'])}")
 
+    cpu = []
+    for label, d_recs, q_recs in (("batch", ours.batch, theirs.batch),
+                                  ("update", [ours.update] if ours.update else [], [theirs.update] if theirs.update else [])):
+        d = [x for r in d_recs if "cpu" in r for x in np.atleast_1d(r["cpu"])]
+        q = [x for r in q_recs if "cpu" in r for x in np.atleast_1d(r["cpu"])]
+        if d and q:
+            cpu.append(f"{label} deltalog {np.median(d):.2f} s, DuckDB {np.median(q):.2f} s (all threads), "
+                       f"deltalog / DuckDB {np.median(d) / np.median(q):.1f}")
+    if cpu:
+        table.notes.append(f"{spec.key}: CPU seconds (process_time, medians): {'; '.join(cpu)}")
     for c in ours.checks:
         table.checks.append((f"{spec.key}: {c['label']}: deltalog {c['ours']:,} rows, DuckDB {c['theirs']:,} rows, "
                              f"{'equal sets' if c['ok'] else 'DIFFERENT'}", c["ok"]))
