@@ -126,8 +126,9 @@ def _comparison_sql(p, names) -> str | None:
 class Loader:
     """Reads tables with Spark and feeds them to a session; keeps timings."""
 
-    def __init__(self, session, spark, pushed: dict[str, str] | None = None, progress: bool | None = None):
+    def __init__(self, session, spark, pushed: dict[str, str] | None = None, progress: bool | None = None, reader: str = "spark"):
         self.session = session
+        self.reader = reader  # "spark", or "arrow": local Parquet read by pyarrow, no Spark
         self.spark = spark  # a runtime.spark.SparkProvider
         self.pushed = pushed or {}
         self.progress = sys.stderr.isatty() if progress is None else progress
@@ -142,13 +143,20 @@ class Loader:
         """The Arrow table of `source` (Spark's part of a load)."""
         from runtime.spark import LoadError, read_table
 
-        from runtime.spark.read import check_source
+        from runtime.spark.read import check_source, detect_format, is_local, read_parquet_arrow
 
         try:
             check_source(source)  # a missing file or unmappable columns fail before Spark starts
         except LoadError as e:
             raise UserError(str(e)) from None
         began = clock.perf_counter()
+        if self.reader == "arrow" and (source.format or detect_format(source.path)) == "parquet" and is_local(source.path):
+            try:
+                table = read_parquet_arrow(source)
+            except LoadError as e:
+                raise UserError(str(e)) from None
+            self.spark_seconds += clock.perf_counter() - began
+            return table
         try:
             spark = self.spark.get()
         except Exception as e:
