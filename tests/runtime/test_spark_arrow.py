@@ -77,3 +77,17 @@ def test_columns_map_by_name_else_by_position():
         map_columns(["src", "dst"], source(["src", "dst"], True), "parquet", "w")
     with pytest.raises(LoadError, match=r"^w: columns \(a, b, c\) do not match: wanted src, dst \(by name, or exactly 2 columns by position\)$"):
         map_columns(["a", "b", "c"], source(["src", "dst"]), "parquet", "w")
+
+
+def test_arrow_reader_maps_and_projects_like_spark(tmp_path):
+    import pyarrow.parquet as pq
+
+    from runtime.spark.read import read_parquet_arrow
+
+    path = tmp_path / "edge.parquet"
+    pq.write_table(pa.table({"extra": ["a", "b"], "DST": [2, 3], "src": [1, 2]}), path)
+    table = read_parquet_arrow(source(["src", "dst"]).__class__(str(path), "edge", source(["src", "dst"]).columns))
+    assert table.column_names == ["src", "dst"]
+    assert [tuple(r.values()) for r in table.to_pylist()] == [(1, 2), (2, 3)]
+    with pytest.raises(LoadError, match="no such file or directory"):
+        read_parquet_arrow(TableSource(str(tmp_path / "nope.parquet"), "edge", source(["src"]).columns))
