@@ -321,7 +321,12 @@ def hash_columns(block):
 
 @numba.njit([(M,)], cache=True, nogil=True)
 def minimal_pairs(times):
-    """The minimal antichain of (1, n) or (2, n) times under the product order."""
+    """The minimal antichain of (1, n) or (2, n) times under the product order.
+
+    A staircase peeled one step a pass: the least x (with its least y) is
+    minimal; the next minimal time is the least x among times with smaller y.
+    Cost: n times the antichain's size, which is small (iterations in flight).
+    """
     d, n = times.shape
     if n == 0:
         return times[:, :0].copy()
@@ -329,20 +334,28 @@ def minimal_pairs(times):
         out = np.empty((1, 1), np.int64)
         out[0, 0] = times[0].min()
         return out
-    order = np.argsort(times[0], kind="mergesort")
-    out = np.empty((2, n), np.int64)
+    big = np.iinfo(np.int64).max
+    out = np.empty((2, 8), np.int64)
     m = 0
-    below = np.iinfo(np.int64).max  # least y at any smaller x
-    p = 0
-    while p < n:
-        x = times[0, order[p]]
-        y = times[1, order[p]]
-        while p < n and times[0, order[p]] == x:
-            y = min(y, times[1, order[p]])
-            p += 1
-        if y < below:
-            out[0, m] = x
-            out[1, m] = y
-            m += 1
-            below = y
+    bound = big
+    while True:
+        bx = big
+        by = big
+        found = False
+        for i in range(n):
+            y = times[1, i]
+            if y < bound:
+                x = times[0, i]
+                if not found or x < bx or (x == bx and y < by):
+                    bx = x
+                    by = y
+                    found = True
+        if not found:
+            break
+        if m == out.shape[1]:
+            out = np.concatenate((out, np.empty((2, m), np.int64)), axis=1)
+        out[0, m] = bx
+        out[1, m] = by
+        m += 1
+        bound = by
     return out[:, :m].copy()

@@ -225,7 +225,7 @@ def _sweep_closure(gx, gy, fresh, size, order, g, n, out_g, out_t, ys):
             if d == 2:
                 out_t[1, n] = ys[at]
             n += 1
-    return n, out_g, out_t, ys
+    return n, out_g, out_t, ys, ny
 
 
 @numba.njit(**_JIT)
@@ -288,7 +288,7 @@ def product_interesting_times(ngroups, new_g, new_t, a_g, a_t, b_g, b_t):
         if nb[g] == nb[g + 1]:
             continue
         size, gx, gy, fresh, order = _gather_group(parts, g, gx, gy, fresh, order)
-        n, out_g, out_t, ys = _sweep_closure(gx, gy, fresh, size, order, g, n, out_g, out_t, ys)
+        n, out_g, out_t, ys, _ = _sweep_closure(gx, gy, fresh, size, order, g, n, out_g, out_t, ys)
     return out_g[:n], out_t[:, :n]
 
 
@@ -298,6 +298,55 @@ def _le_product(a, ia, b, ib):
         if a[k, ia] > b[k, ib]:
             return False
     return True
+
+
+@numba.njit(**_JIT)
+def _sorted_by_x(times, pos, lo, hi, scratch):
+    """pos[lo:hi] ordered by the first time coordinate, in `scratch` (grown if needed)."""
+    k = hi - lo
+    if k > scratch.shape[0]:
+        scratch = np.empty(2 * k, np.int64)
+    for r in range(k):
+        scratch[r] = pos[lo + r]
+    if k <= 32:
+        for i in range(1, k):
+            v = scratch[i]
+            j = i - 1
+            while j >= 0 and times[0, scratch[j]] > times[0, v]:
+                scratch[j + 1] = scratch[j]
+                j -= 1
+            scratch[j + 1] = v
+    else:
+        part = scratch[:k].copy()
+        scratch[:k] = part[np.argsort(times[0, part], kind="mergesort")]
+    return scratch, k
+
+
+@numba.njit(**_JIT)
+def _y_index(ys, ny, times, i):
+    """Index among the sorted y-coordinates ys[:ny] of time i's y (0 in one dimension)."""
+    if times.shape[0] == 1:
+        return 0
+    return np.searchsorted(ys[:ny], times[1, i])
+
+
+@numba.njit(**_JIT)
+def _bit_add(tree, n, i, v):
+    i += 1
+    while i <= n:
+        tree[i] += v
+        i += i & (-i)
+
+
+@numba.njit(**_JIT)
+def _bit_prefix(tree, i):
+    """Sum of entries 0..i."""
+    i += 1
+    total = 0
+    while i > 0:
+        total += tree[i]
+        i -= i & (-i)
+    return total
 
 
 @numba.njit([(I, V, M, V, M, V, V, M, V, M, M)], **_JIT)
@@ -328,20 +377,35 @@ def distinct_step(ngroups, gid, time, i_g, i_t, i_d, o_g, o_t, o_d, since, front
     later_g = np.empty(16, np.int64)
     later_t = np.empty((d, 16), np.int64)
     gx, gy, fresh, order = np.empty(16, np.int64), np.zeros(16, np.int64), np.zeros(16, np.bool_), np.empty(16, np.int64)
-    ready = np.empty(16, np.int64)
-    made = np.empty(16, np.int64)
+    hin, hout = np.empty(16, np.int64), np.empty(16, np.int64)
+    bit_in, bit_out, bit_e = np.zeros(17, np.int64), np.zeros(17, np.int64), np.zeros(17, np.int64)
     n_out = 0
     n_later = 0
     for g in range(ngroups):
         if nb[g] == nb[g + 1]:
             continue
         size, gx, gy, fresh, order = _gather_group(parts, g, gx, gy, fresh, order)
-        nc, cand_g, cand_t, ys = _sweep_closure(gx, gy, fresh, size, order, g, 0, cand_g, cand_t, ys)
-        if nc > ready.shape[0]:
-            ready = np.empty(2 * nc, np.int64)
-            made = np.empty(2 * nc, np.int64)
-        nr = 0
+        nc, cand_g, cand_t, ys, ny = _sweep_closure(gx, gy, fresh, size, order, g, 0, cand_g, cand_t, ys)
+        # Sweep candidates and histories in x order; Fenwick trees over the
+        # y-coordinates hold the input, the output and the corrections made so
+        # far, so each accumulation is a prefix sum.
+        hin, nin = _sorted_by_x(i_t, ipos, ib[g], ib[g + 1], hin)
+        hout, nout = _sorted_by_x(o_t, opos, ob[g], ob[g + 1], hout)
+        if ny + 1 > bit_in.shape[0]:
+            bit_in, bit_out, bit_e = np.zeros(2 * ny + 1, np.int64), np.zeros(2 * ny + 1, np.int64), np.zeros(2 * ny + 1, np.int64)
+        bit_in[:ny + 1] = 0
+        bit_out[:ny + 1] = 0
+        bit_e[:ny + 1] = 0
+        a = 0
+        b = 0
         for c in range(nc):
+            x = cand_t[0, c]
+            while a < nin and i_t[0, hin[a]] <= x:
+                _bit_add(bit_in, ny, _y_index(ys, ny, i_t, hin[a]), i_d[hin[a]])
+                a += 1
+            while b < nout and o_t[0, hout[b]] <= x:
+                _bit_add(bit_out, ny, _y_index(ys, ny, o_t, hout[b]), o_d[hout[b]])
+                b += 1
             future = False
             for f in range(frontier.shape[1]):
                 if _le_product(frontier, f, cand_t, c):
@@ -355,22 +419,11 @@ def distinct_step(ngroups, gid, time, i_g, i_t, i_d, o_g, o_t, o_d, since, front
                 later_t[:, n_later] = cand_t[:, c]
                 n_later += 1
                 continue
-            acc_in = 0
-            for r in range(ib[g], ib[g + 1]):
-                if _le_product(i_t, ipos[r], cand_t, c):
-                    acc_in += i_d[ipos[r]]
-            acc_out = 0
-            for r in range(ob[g], ob[g + 1]):
-                if _le_product(o_t, opos[r], cand_t, c):
-                    acc_out += o_d[opos[r]]
-            e = (1 if acc_in > 0 else 0) - acc_out
-            for q in range(nr):
-                if _le_product(cand_t, ready[q], cand_t, c):
-                    e -= made[q]
-            ready[nr] = c
-            made[nr] = e
-            nr += 1
+            yi = _y_index(ys, ny, cand_t, c)
+            acc_in = _bit_prefix(bit_in, yi)
+            e = (1 if acc_in > 0 else 0) - _bit_prefix(bit_out, yi) - _bit_prefix(bit_e, yi)
             if e != 0:
+                _bit_add(bit_e, ny, yi, e)
                 if n_out == out_g.shape[0]:
                     out_g = np.concatenate((out_g, np.empty(n_out, np.int64)))
                     out_t = np.concatenate((out_t, np.empty((d, n_out), np.int64)), axis=1)

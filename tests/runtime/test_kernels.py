@@ -1,0 +1,58 @@
+"""Compiled kernels against numpy or brute force: sorting, lookups, antichains, merges."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from runtime import kernels
+
+int64s = st.integers(-(2**63), 2**63 - 1)
+small = st.integers(-3, 3)
+
+
+@settings(max_examples=100, deadline=None)
+@given(arrays(np.int64, st.integers(0, 60), elements=st.one_of(int64s, small)))
+def test_radix_argsort_is_a_stable_sort(a):
+    assert kernels.radix_argsort(a).tolist() == np.argsort(a, kind="stable").tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_sort_rows_equals_lexsort(data):
+    n = data.draw(st.integers(0, 40))
+    first = data.draw(arrays(np.int64, n, elements=small))
+    rows = data.draw(arrays(np.int64, (data.draw(st.integers(0, 2)), n), elements=small))
+    expected = np.lexsort(tuple(rows[::-1]) + (first,))
+    assert kernels.sort_rows(first, rows).tolist() == expected.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_lookup_positions_finds_every_match(data):
+    keys = np.sort(data.draw(arrays(np.int64, st.integers(0, 30), elements=st.integers(0, 12))))
+    probes = data.draw(arrays(np.int64, st.integers(0, 12), elements=st.integers(-1, 13)))
+    if data.draw(st.booleans()):
+        probes = np.sort(probes)
+    owner, pos = kernels.lookup_positions(keys, keys[None, :], probes, probes[None, :])
+    expected = [(i, j) for i in range(len(probes)) for j in range(len(keys)) if keys[j] == probes[i]]
+    assert list(zip(owner.tolist(), pos.tolist())) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 30).flatmap(lambda n: arrays(np.int64, (2, n), elements=st.integers(0, 5))))
+def test_minimal_pairs_is_the_minimal_antichain(times):
+    points = set(map(tuple, times.T.tolist()))
+    expected = {p for p in points if not any(q != p and q[0] <= p[0] and q[1] <= p[1] for q in points)}
+    got = list(map(tuple, kernels.minimal_pairs(times).T.tolist()))
+    assert len(got) == len(set(got)) and set(got) == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_advance_product_is_meet_of_joins(data):
+    times = data.draw(arrays(np.int64, (2, data.draw(st.integers(0, 10))), elements=st.integers(0, 6)))
+    since = data.draw(arrays(np.int64, (2, data.draw(st.integers(1, 3))), elements=st.integers(0, 6)))
+    got = kernels.advance_product(times, since)
+    expected = np.maximum(times[:, :, None], since[:, None, :]).min(axis=2) if times.shape[1] else times
+    assert got.tolist() == expected.tolist()
