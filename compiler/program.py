@@ -209,9 +209,11 @@ class Session:
         self._time = time
         changes = {}
         for name in self.program.outputs:
-            found = self._built.captures[name].drain(time)
+            types = self.program.relations[name].types
+            unsigned = frozenset(j for j, t in enumerate(types) if t == "unsigned")
+            found = self._built.captures[name].drain_sorted(time, unsigned)
             if found:
-                changes[name] = sorted((self._decoded(name, row), diff) for row, diff in found)
+                changes[name] = [(self._decoded(name, row), diff) for row, diff in found] if unsigned else found
         return changes
 
     # ---- output ----
