@@ -124,7 +124,8 @@ def test_commit_lists_changes_in_python_order_for_every_type():
     # unsigned above 2^63 after small ones, negative floats first.
     s = session(TYPED)
     rows = [(3, 2**64 - 1, -1.5, "pear"), (-2, 5, 2.0, "apple"), (3, 2**63, 0.25, "fig"),
-            (3, 7, -1.5, "apple"), (0, 0, -0.0, "zebra"), (0, 0, 1e300, "banana")]
+            (3, 7, -1.5, "apple"), (0, 0, -0.0, "zebra"), (0, 0, 1e300, "banana"),
+            (5, 5, 5.0, "pear"), (5, 5, 5.0, "apple"), (6, 6, 2.5, "x"), (6, 6, -3.0, "x")]
     s.insert("t", rows)
     changes = s.commit()["copy"]
     assert changes == sorted(changes) and sorted(r for r, _ in changes) == sorted(rows)
