@@ -209,7 +209,8 @@ def _sweep_closure(gx, gy, fresh, size, order, g, n, out_g, out_t, ys):
                 continue
             if ny == ys.shape[0]:
                 ys = np.concatenate((ys, np.empty(ny, np.int64)))
-            ys[at + 1:ny + 1] = ys[at:ny].copy()
+            for q in range(ny, at, -1):
+                ys[q] = ys[q - 1]
             ys[at] = y
             ny += 1
         if min_new_y == none:
