@@ -3,14 +3,19 @@
 Change files arrive in `CHANGES_DIR/<rel>/` (Parquet, CSV with a header or
 JSON lines: the relation's columns plus `diff`, optionally `time`). Spark
 Structured Streaming (runtime.spark.stream) hands each micro-batch's new
-files to the session: a batch is one time (or, with a `time` column, the
-rows' own times, which must not be before the batch's open time). Each batch's
-output changes are written to `OUTPUT_DIR/<rel>/batch=<id>/` (the columns,
-`time`, `diff`), the initial answer (time 0) to `OUTPUT_DIR/<rel>/batch=initial/`.
+files to the session, oldest first. Each file is one time (so a micro-batch
+of one file, `--max-files-per-batch 1`, is one time); a file with a `time`
+column uses its rows' own times, which must not be before its open time. A
+file, not a micro-batch, gets a time because Spark may group files
+differently after a restart, while the order of files is fixed: so the
+times, and every output change, are the same however often the watch was
+killed. Each batch's output changes are written to
+`OUTPUT_DIR/<rel>/batch=<id>/` (the columns, `time`, `diff`), the initial
+answer (time 0) to `OUTPUT_DIR/<rel>/batch=initial/`.
 
 Exactly once. The checkpoint directory holds Spark's stream checkpoint
 (`spark/`) and our ledger (`deltalog/`): after a batch's outputs are written,
-a record `batches/<id>.json` names its files and times (written by rename,
+a record `batches/<id>.json` names its files and their times (written by rename,
 so it exists whole or not at all). A restarted watch rebuilds the session
 by loading the initial inputs and replaying every recorded batch's files at
 their recorded times, writing nothing; Spark then re-delivers the first
@@ -107,9 +112,12 @@ class Watcher:
 
     def replay(self) -> None:
         for entry in self.ledger.records():
-            if entry["time"] < self.session.time:
-                raise UserError(f"checkpoint ledger is inconsistent at batch {entry['batch']}")
-            self.apply(entry["files"], entry["time"])
+            ends = entry["times"][1:] + [entry["next_time"]]
+            for path, time, end in zip(entry["files"], entry["times"], ends):
+                if time < self.session.time:
+                    raise UserError(f"checkpoint ledger is inconsistent at batch {entry['batch']}")
+                self.apply([path], time)
+                self.session.advance_to(end)
             self.session.advance_to(entry["next_time"])
             self.done.add(entry["batch"])
         if self.done:
@@ -118,19 +126,23 @@ class Watcher:
     def on_batch(self, batch_id: int, files: list[str]) -> None:
         if batch_id in self.done:
             return  # finished before a restart; Spark had not recorded it
-        time = self.session.time
-        last, timed = self.apply(files, time)
-        if timed:
-            self.session.advance_to(last + 1)
-            changes = {}
-            for rel in self.program.outputs:
-                log = [(row, t, d) for row, t, d in self.session.change_log(rel) if t >= time]
-                if log:
-                    changes[rel] = log
-        else:
-            changes = {rel: [(row, time, d) for row, d in rows] for rel, rows in self.session.commit().items()}
+        changes: dict[str, list] = {}
+        times = []
+        for path in files:  # one time per file (see the module's note on restarts)
+            time = self.session.time
+            times.append(time)
+            last, timed = self.apply([path], time)
+            if timed:
+                self.session.advance_to(last + 1)
+                for rel in self.program.outputs:
+                    changes.setdefault(rel, []).extend(c for c in self.session.change_log(rel) if c[1] >= time)
+            else:
+                for rel, rows in self.session.commit().items():
+                    changes.setdefault(rel, []).extend((row, time, d) for row, d in rows)
+        changes = {rel: log for rel, log in changes.items() if log}
         self.write(f"batch={batch_id:08d}", changes)
-        self.ledger.record({"batch": batch_id, "time": time, "next_time": self.session.time, "files": files})
+        self.ledger.record({"batch": batch_id, "times": times, "next_time": self.session.time, "files": files})
+        time = times[0] if times else self.session.time
         self.done.add(batch_id)
         summary = ", ".join(f"{rel} {sum(1 for c in log if c[2] > 0)}+/{sum(1 for c in log if c[2] < 0)}-" for rel, log in changes.items())
         print(f"batch {batch_id}: {len(files)} file{'s' if len(files) != 1 else ''} at time {time}: {summary or 'no output changes'}", flush=True)

@@ -3,7 +3,13 @@
 `follow_files` runs a streaming query over `directory` (every file below it,
 as Spark's `binaryFile` source lists them, oldest first; hidden and `_` files
 skipped) and calls `on_batch(batch_id, paths)` from `foreachBatch` with the
-micro-batch's new files. Only the paths travel; the caller reads the files.
+micro-batch's new files, oldest first (modification time, then path). Only
+the paths travel; the caller reads the files.
+
+Which files share a micro-batch is not fixed across a restart: files Spark
+had logged but not yet run may join the next batch. Each file is delivered
+exactly once and in the same order, so a caller whose results must not
+depend on the restart gives each file, not each batch, its own time.
 Spark's checkpoint (`checkpoint`) records which files make up each batch id
 before the batch runs and which batches finished, so after a kill the query
 restarts at the first unfinished batch with the same files under the same
@@ -32,11 +38,11 @@ def follow_files(spark, directory: str, checkpoint: str, on_batch, max_files: in
     reader = spark.readStream.format("binaryFile").schema(BINARY_FILE_SCHEMA).option("recursiveFileLookup", "true")
     if max_files:
         reader = reader.option("maxFilesPerTrigger", int(max_files))
-    files = reader.load(directory).select("path")
+    files = reader.load(directory).select("path", "modificationTime")
     failure: list[BaseException] = []
 
     def each(df, batch_id):
-        paths = sorted(local_path(r.path) for r in df.collect())
+        paths = [local_path(r.path) for r in sorted(df.collect(), key=lambda r: (r.modificationTime, r.path))]
         try:
             on_batch(int(batch_id), paths)
         except BaseException as e:
