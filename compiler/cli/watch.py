@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 
 from compiler.cli.common import UserError, load_program, spark_provider
@@ -150,9 +151,14 @@ class Watcher:
     def write(self, name: str, changes: dict) -> None:
         from runtime.spark.write import arrow_table, change_columns, write_table
 
-        for rel, log in changes.items():
+        for rel in self.program.outputs:
+            path = os.path.join(self.args.output_dir, rel, name)
+            log = changes.get(rel)
+            if not log:  # a batch recomputed after a restart may change other outputs than before
+                shutil.rmtree(path, ignore_errors=True)
+                continue
             table = arrow_table([row + (t, d) for row, t, d in log], change_columns(columns(self.program, rel)))
-            write_table(self.spark.get(), table, os.path.join(self.args.output_dir, rel, name), self.args.format)
+            write_table(self.spark.get(), table, path, self.args.format)
 
 
 def watch(args) -> int:
