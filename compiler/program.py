@@ -209,12 +209,17 @@ class Session:
         self._time = time
         changes = {}
         for name in self.program.outputs:
-            types = self.program.relations[name].types
-            unsigned = frozenset(j for j, t in enumerate(types) if t == "unsigned")
-            found = self._built.captures[name].drain_sorted(time, unsigned)
+            found = self._drained(name, time)
             if found:
-                changes[name] = [(self._decoded(name, row), diff) for row, diff in found] if unsigned else found
+                changes[name] = found
         return changes
+
+    def _drained(self, name: str, time: int) -> list[tuple[tuple, int]]:
+        """The output's (row, diff) changes not yet reported, at times before `time`, sorted."""
+        types = self.program.relations[name].types
+        unsigned = frozenset(j for j, t in enumerate(types) if t == "unsigned")
+        found = self._built.captures[name].drain_sorted(time, unsigned)
+        return [(self._decoded(name, row), diff) for row, diff in found] if unsigned else found
 
     # ---- output ----
 

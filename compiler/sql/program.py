@@ -217,26 +217,20 @@ class SQLSession(Session):
         handle.update_columns(data, diff, when)
 
     def _advance(self, time: int):
-        for handle in self._built.inputs.values():
-            handle.advance_to(time)
-        if self._constants_open:
-            for handle in self._built.constants:
-                handle.close()
-            self._constants_open = False
-        self._built.dataflow.step()
-        self._time = time
-        changes = {}
-        for name in self.program.outputs:
-            found = self._built.captures[name].drain(time)
-            if found:
-                order = self.program.relations[name].order
-                rows = sort_rows(list({row: None for row, _ in found}), order)
-                diffs = dict(found)
-                changes[name] = [(self._decoded(name, row), diffs[row]) for row in rows]
+        changes = super()._advance(time)
         for name, message in self.program.checks.items():
             if self._built.captures[name].contents(self._time - 1):
                 raise SQLRuntimeError(message, name)
         return changes
+
+    def _drained(self, name: str, time: int):
+        """Changes in the output's ORDER BY order (else row order), NULLs decoded."""
+        found = self._built.captures[name].drain(time)
+        if not found:
+            return []
+        rows = sort_rows(list({row: None for row, _ in found}), self.program.relations[name].order)
+        diffs = dict(found)
+        return [(self._decoded(name, row), diffs[row]) for row in rows]
 
     def _decoded(self, relation: str, row: tuple) -> tuple:
         info = self.program.relations[relation]

@@ -256,11 +256,7 @@ def _gather_group(parts, g, gx, gy, fresh, order):
 @numba.njit(**_JIT)
 def _by_group(group, ngroups):
     """(bounds, positions): positions[bounds[g]:bounds[g+1]] are the indices of group g."""
-    bounds = np.zeros(ngroups + 1, np.int64)
-    for g in group:
-        bounds[g + 1] += 1
-    for g in range(ngroups):
-        bounds[g + 1] += bounds[g]
+    bounds = _group_bounds(group, ngroups)  # counts; the order of `group` does not matter
     fill = bounds[:-1].copy()
     pos = np.empty(group.shape[0], np.int64)
     for i in range(group.shape[0]):
