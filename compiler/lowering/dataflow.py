@@ -32,6 +32,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from runtime import Dataflow, iterate
 
 from compiler.lowering.capture import ChangeCapture
@@ -253,11 +255,21 @@ class _Lowering:
         values = self.ordered(node.input, node.group + (node.arg,), context)
         arg_type = node.input.types[node.arg]
         if node.func in ("min", "max"):
-            return getattr(values, node.func)(key=k)
+            if arg_type != "unsigned":
+                return getattr(values, node.func)(key=k)
+            # An unsigned value is held as its int64 bits; with the sign bit
+            # flipped, int64 order is unsigned order.
+            return getattr(values.map_columns(_flip_last), node.func)(key=k).map_columns(_flip_last)
         if node.func == "sum" and arg_type != "float":
             return values.sum(key=k)  # int64 arithmetic wraps, as unsigned and number do
         reducer = _float_sum if node.func == "sum" else _mean
         return values.reduce(reducer, key=k, types=("float",))
+
+
+def _flip_last(columns):
+    out = columns.copy()
+    out[-1] ^= np.int64(-(2**63))
+    return out
 
 
 def _float_sum(key, values):

@@ -129,6 +129,25 @@ def test_max_relation_on_a_first_column_groups_by_the_others():
     assert read(r, "best") == [(1, "b"), (5, "a")]
 
 
+def test_unsigned_min_and_max_order_values_above_two_to_the_63():
+    # Unsigned values are held as int64 bits; 2^63 + 5 must still be above 3.
+    text = (
+        ".decl v(g: number, x: unsigned)\n.input v\n"
+        ".decl best(g: number, x: unsigned) max(x)\n"
+        "best(g, x) :- v(g, x).\n"
+        "lo(g, m) :- v(g, _), m = min x : { v(g, x) }.\n"
+        "hi(g, m) :- v(g, _), m = max x : { v(g, x) }."
+    )
+    big = 2**63 + 5
+    r = run(text, {"v": [(1, big), (1, 3), (2, 2**64 - 1), (2, 2**63)]})
+    assert read(r, "lo") == [(1, 3), (2, 2**63)]
+    assert read(r, "hi") == read(r, "best") == [(1, big), (2, 2**64 - 1)]
+    r.remove("v", [(1, 3)])
+    r.insert("v", [(1, 2**63 - 1)])
+    r.commit()
+    assert read(r, "lo") == [(1, 2**63 - 1), (2, 2**63)]
+
+
 # ---- aggregates ------------------------------------------------------------------------------------
 
 
