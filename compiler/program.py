@@ -100,6 +100,12 @@ class Program:
         """A new in-process session; capture="outputs" keeps only outputs readable (less memory)."""
         return Session(self, capture)
 
+    def run_on_spark(self, spark, inputs=None, **options) -> dict:
+        """{output: DataFrame}: the program evaluated as Spark jobs (compiler.spark_engine)."""
+        from compiler.spark_engine import run
+
+        return run(self, spark, inputs, **options)
+
 
 class Session:
     def __init__(self, program: Program, capture: str = "all"):

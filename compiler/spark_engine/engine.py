@@ -1,0 +1,110 @@
+"""Running a whole plan on Spark: inputs in, steps in order, outputs out.
+
+`run_plan(plan, spark, inputs)` lowers a Plan's steps in order: a Binding
+becomes a (lazy) DataFrame (compiler.spark_engine.relations), a Fixpoint a
+loop of Spark jobs whose results are materialized
+(compiler.spark_engine.fixpoint). Stratified negation and aggregation need
+nothing more: the plan already orders the strata, so every Antijoin or
+Aggregate over an earlier stratum reads its finished relation. It returns
+{output name: DataFrame} with columns c0, c1, ... ; `run(program, spark,
+inputs)` does the same for a compiled Program, taking and giving the
+relations' attribute names.
+
+Inputs are DataFrames keyed by input relation name; a missing input is an
+empty relation. A table's columns are matched to the relation's by name
+when it has them all, else by position, and cast to the relation's types
+(number: bigint, float: double, symbol: string).
+
+Spark's ANSI mode (the default in Spark 4) turns integer overflow into an
+error; the in-process runtime wraps at 64 bits. The DataFrames are therefore
+built with `spark.sql.ansi.enabled=false`, which is restored afterwards (the
+built expressions keep the mode they were analysed with).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from compiler.plan import Fixpoint, Plan
+
+from compiler.spark_engine.errors import SparkEngineError, SparkEngineUnsupported
+from compiler.spark_engine.expressions import spark_type
+from compiler.spark_engine.fixpoint import run_fixpoint
+from compiler.spark_engine.relations import Relations, schema
+
+
+class SparkRun:
+    """The result of running a plan: outputs, and the loop statistics of each fixpoint."""
+
+    def __init__(self, outputs: dict, loops: list):
+        self.outputs = outputs
+        self.loops = loops
+
+
+def run_plan(plan: Plan, spark, inputs: dict | None = None, attribute_names: dict | None = None,
+             checkpoint_every: int = 4, max_iterations: int | None = None) -> SparkRun:
+    """Evaluate `plan` on Spark; `inputs` maps input names to DataFrames."""
+    inputs = dict(inputs or {})
+    unknown = sorted(set(inputs) - set(plan.inputs))
+    if unknown:
+        raise SparkEngineError(f"unknown input {unknown[0]!r} (the program's inputs: {', '.join(plan.inputs) or 'none'})")
+    for name, types in plan.inputs.items():
+        for t in types:
+            spark_type(t, f"column of input {name!r}")
+    ansi = spark.conf.get("spark.sql.ansi.enabled", "false")
+    spark.conf.set("spark.sql.ansi.enabled", "false")
+    try:
+        scans = {
+            name: _input(spark, name, types, inputs.get(name), (attribute_names or {}).get(name))
+            for name, types in plan.inputs.items()
+        }
+        top = Relations(spark, scans, {})
+        loops = []
+        for step in plan.steps:
+            if isinstance(step, Fixpoint):
+                results, stats = run_fixpoint(step, top, checkpoint_every, max_iterations)
+                top.refs.update(results)
+                loops.append(stats)
+            else:
+                top.refs[step.name] = top.df(step.body)
+        outputs = {name: top.refs[name] if name in top.refs else scans[name] for name in plan.outputs}
+        for df in outputs.values():
+            df.schema  # analysed now, under ANSI off
+        return SparkRun(outputs, loops)
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", ansi)
+
+
+def _input(spark, name: str, types, df: DataFrame | None, attributes) -> DataFrame:
+    if df is None:
+        return spark.createDataFrame([], schema(types))
+    columns = df.columns
+    if attributes and all(a in columns for a in attributes):
+        picked = [F.col(f"`{a}`") for a in attributes]
+    elif len(columns) == len(types):
+        picked = [F.col(f"`{c}`") for c in columns]
+    else:
+        raise SparkEngineError(
+            f"input {name!r}: the table has columns {columns}, but {name!r} has {len(types)} columns"
+            + (f" ({', '.join(attributes)})" if attributes else "")
+        )
+    return df.select(*[c.cast(spark_type(t)).alias(f"c{i}") for i, (c, t) in enumerate(zip(picked, types))])
+
+
+def run(program, spark, inputs: dict | None = None, **options) -> dict[str, DataFrame]:
+    """{output name: DataFrame} of a compiled Datalog Program evaluated on Spark, columns
+    named as the relation's attributes (see run_plan for `inputs` and options)."""
+    from compiler.sql.program import SQLProgram
+
+    if isinstance(program, SQLProgram):
+        raise SparkEngineUnsupported("SQL programs", "their NULL flag columns are not translated back to SQL NULLs yet")
+    attributes = {name: tuple(info.attribute_names) for name, info in program.relations.items()}
+    result = run_plan(program.plan, spark, inputs, attributes, **options)
+    return {
+        name: df.toDF(*attributes[name]) if len(set(attributes[name])) == len(attributes[name]) else df
+        for name, df in result.outputs.items()
+    }
+
+
+__all__ = ["run", "run_plan", "SparkRun"]

@@ -1,0 +1,180 @@
+"""Recursive strata on Spark: a Fixpoint as a loop of Spark jobs.
+
+A plan Fixpoint is the least fixpoint of its bindings taken together: start
+from x0 = f(empty) and apply all bodies at once, x(i+1) = f(x(i)), until
+nothing changes (this is exactly the sequence the in-process runtime's
+`iterate` computes). Two loops compute it:
+
+Semi-naive, when every body is `Distinct(B)` with B monotone in the loop's
+bindings (Union, Project, Filter, Join, DeltaJoin, inner Distinct, and
+Antijoin whose right side does not read the loop). Then `delta_plan(B)` is a
+plan over the bindings' accumulated relations `Ref(r)` and their last deltas
+`Ref(DELTA + r)` (a Join with both sides recursive is ΔL⋈R ∪ L⋈ΔR, both over
+the accumulated relations including the delta, which is a superset of the
+new derivations and still within the fixpoint), and each iteration is
+  new(r) = Distinct(delta_plan(B_r)) left-anti-joined with known(r);
+  known(r) = known(r) ∪ new(r);  delta(r) = new(r)
+ending when every delta is empty. Each delta is materialized with
+`localCheckpoint` (it is read by the next iteration and counted), and every
+`checkpoint_every` iterations each accumulated relation is repartitioned and
+checkpointed, so lineage and partition counts stay bounded.
+
+Naive, otherwise (an Aggregate such as min/max inside the recursion, or an
+Antijoin over a recursive binding): each iteration evaluates every body on
+the previous iteration's relations, materializes the results, and stops when
+they equal the previous ones (as sets: each body ends in Distinct or an
+Aggregate). Correct for any body the runtime can iterate, but every
+iteration recomputes everything; `max_iterations` bounds either loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import functions as F
+
+from compiler.plan import Antijoin, Distinct, Filter, Fixpoint, Join, Node, Project, Ref, Union, Values
+from compiler.plan.delta import DeltaJoin
+
+from compiler.spark_engine.errors import SparkEngineError
+from compiler.spark_engine.relations import Relations, schema
+
+DELTA = "Δ"
+
+
+class _NotMonotone(Exception):
+    pass
+
+
+def _reads(node: Node, loop: frozenset) -> bool:
+    return any(isinstance(n, Ref) and n.name in loop for n in _walk(node))
+
+
+def _walk(node: Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children())
+
+
+def delta_plan(node: Node, loop: frozenset) -> Node | None:
+    """A plan whose rows include every row `node` gains when the loop's bindings gain their
+    deltas (`Ref(DELTA + name)`); None if `node` does not read the loop. _NotMonotone if
+    the node is not monotone in the loop's bindings."""
+    if not _reads(node, loop):
+        return None
+    if isinstance(node, Ref):
+        return Ref(DELTA + node.name, node.types)
+    if isinstance(node, (Filter, Project, Distinct)):
+        return node.with_children([delta_plan(node.input, loop)])
+    if isinstance(node, Union):
+        parts = [d for d in (delta_plan(c, loop) for c in node.inputs) if d is not None]
+        return parts[0] if len(parts) == 1 else Union(tuple(parts))
+    if isinstance(node, Join):
+        parts = []
+        left, right = delta_plan(node.left, loop), delta_plan(node.right, loop)
+        if left is not None:
+            parts.append(node.with_children([left, node.right]))
+        if right is not None:
+            parts.append(node.with_children([node.left, right]))
+        return parts[0] if len(parts) == 1 else Union(tuple(parts))
+    if isinstance(node, DeltaJoin) and not node.as_of:
+        parts = []
+        for k, child in enumerate(node.inputs):
+            d = delta_plan(child, loop)
+            if d is not None:
+                parts.append(node.with_children(node.inputs[:k] + (d,) + node.inputs[k + 1 :]))
+        return parts[0] if len(parts) == 1 else Union(tuple(parts))
+    if isinstance(node, Antijoin) and not _reads(node.right, loop):
+        return node.with_children([delta_plan(node.left, loop), node.right])
+    raise _NotMonotone(type(node).__name__)
+
+
+@dataclass
+class LoopStats:
+    """What a fixpoint's loop did: for the report of a run (and the benchmark)."""
+
+    names: tuple[str, ...]
+    method: str  # "semi-naive" or "naive"
+    iterations: int = 0
+    delta_rows: list[int] = field(default_factory=list)  # rows found new at each iteration (all bindings)
+
+
+def run_fixpoint(step: Fixpoint, outer: Relations, checkpoint_every: int = 4, max_iterations: int | None = None):
+    """{binding name: materialized DataFrame} for the Fixpoint, and its LoopStats."""
+    loop = frozenset(b.name for b in step.bindings)
+    try:
+        deltas = {b.name: _semi_naive_body(b.body, loop) for b in step.bindings}
+    except _NotMonotone:
+        deltas = None
+    stats = LoopStats(tuple(b.name for b in step.bindings), "naive" if deltas is None else "semi-naive")
+    spark = outer.spark
+
+    def relations(refs):
+        return Relations(spark, outer.scans, {**outer.refs, **refs}, parent=outer, loop_names=loop | {DELTA + n for n in loop})
+
+    empty = {b.name: spark.createDataFrame([], schema(b.types)) for b in step.bindings}
+    first = relations(empty)
+    known = {b.name: first.df(b.body).localCheckpoint() for b in step.bindings}
+    if deltas is None:
+        return _naive(step, known, relations, stats, max_iterations), stats
+    delta = dict(known)
+    stats.delta_rows.append(sum(df.count() for df in known.values()))
+    while True:
+        if max_iterations is not None and stats.iterations >= max_iterations:
+            raise SparkEngineError(f"fixpoint of {', '.join(loop)} did not converge in {max_iterations} iterations")
+        stats.iterations += 1
+        rel = relations({**known, **{DELTA + n: d for n, d in delta.items()}})
+        found = {}
+        for b in step.bindings:
+            candidates = rel.df(Distinct(deltas[b.name]))
+            found[b.name] = _unknown(candidates, known[b.name]).localCheckpoint()
+        counts = {n: df.count() for n, df in found.items()}
+        stats.delta_rows.append(sum(counts.values()))
+        if not any(counts.values()):
+            return known, stats
+        for n, df in found.items():
+            known[n] = known[n].unionAll(df)
+            if stats.iterations % checkpoint_every == 0:
+                known[n] = known[n].repartition(spark.sparkContext.defaultParallelism).localCheckpoint()
+        delta = found
+
+
+def _semi_naive_body(body: Node, loop: frozenset) -> Node:
+    if not isinstance(body, Distinct):
+        raise _NotMonotone(type(body).__name__)
+    d = delta_plan(body.input, loop)
+    # None: the body does not read the loop, its first value is final (no new rows ever).
+    return Values((), body.types) if d is None else d
+
+
+def _unknown(candidates, known):
+    """The candidates' rows that are not in `known` (a left anti join on every column)."""
+    cols = candidates.columns
+    other = known.select(*[F.col(c).alias(f"k{c}") for c in cols])
+    condition = None
+    for c in cols:  # the engine's DataFrames hold no NULLs; eqNullSafe keeps that harmless
+        part = candidates[c].eqNullSafe(other[f"k{c}"])
+        condition = part if condition is None else condition & part
+    return candidates.join(other, on=condition, how="left_anti")
+
+
+def _naive(step: Fixpoint, current: dict, relations, stats: LoopStats, max_iterations):
+    while True:
+        if max_iterations is not None and stats.iterations >= max_iterations:
+            raise SparkEngineError(f"fixpoint of {', '.join(current)} did not converge in {max_iterations} iterations")
+        stats.iterations += 1
+        rel = relations(current)
+        following = {b.name: rel.df(b.body).localCheckpoint() for b in step.bindings}
+        changed = 0
+        for b in step.bindings:
+            new, old = following[b.name], current[b.name]
+            changed += new.exceptAll(old).count() + old.exceptAll(new).count()
+        stats.delta_rows.append(changed)
+        if not changed:
+            return following
+        current = following
+
+
+__all__ = ["run_fixpoint", "delta_plan", "LoopStats", "DELTA"]
