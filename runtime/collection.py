@@ -36,7 +36,7 @@ from runtime.operators.join import JoinOp
 from runtime.operators.reduce import ReduceOp
 from runtime.operators.rows import filter_rows, flat_map_rows, map_rows
 from runtime.progress import Summary
-from runtime.symbols import COLUMN_TYPES, INT
+from runtime.symbols import COLUMN_TYPES, FLOAT, INT, STR
 from runtime.times import ALTNEU, ITERATION, Lattice
 from runtime.worker import DataflowError, Stream
 
@@ -302,10 +302,18 @@ class Collection:
         return self._reduce(reducers.Count(), key, (INT,), "count", is_set=True)
 
     def sum(self, key: int = 1) -> "Collection":
-        """(key..., sum of the single value column) per key."""
+        """(key..., sum of the single value column) per key (int columns wrap, float columns add as floats)."""
         if self.arity - self._key(key) != 1:
             raise DataflowError("sum() needs exactly one value column after the key")
-        return self._reduce(reducers.Sum(), key, self.types[key:], "sum", is_set=True)
+        return self._reduce(reducers.Sum(self.types[key] == FLOAT), key, self.types[key:], "sum", is_set=True)
+
+    def mean(self, key: int = 1) -> "Collection":
+        """(key..., mean of the single value column, a float) per key with rows."""
+        if self.arity - self._key(key) != 1:
+            raise DataflowError("mean() needs exactly one value column after the key")
+        if self.types[key] == STR:
+            raise DataflowError("mean() needs a numeric value column, not str")
+        return self._reduce(reducers.Mean(self.types[key] == FLOAT), key, (FLOAT,), "mean", is_set=True)
 
     def min(self, key: int = 1) -> "Collection":
         """(key..., smallest value) per key, values compared as tuples."""

@@ -142,6 +142,14 @@ class Multiset:
     def sum(self, key=1):
         return Multiset({k + (sum(v[0] * c for v, c in vals),): 1 for k, vals in self._groups(key).items()})
 
+    def mean(self, key=1):
+        out = {}
+        for k, vals in self._groups(key).items():
+            n = sum(c for _, c in vals)
+            if n > 0:
+                out[k + (float(sum(v[0] * c for v, c in vals)) / n,)] = 1
+        return Multiset(out)
+
     def min(self, key=1):
         out = {}
         for k, vals in self._groups(key).items():

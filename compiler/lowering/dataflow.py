@@ -260,10 +260,9 @@ class _Lowering:
             # An unsigned value is held as its int64 bits; with the sign bit
             # flipped, int64 order is unsigned order.
             return getattr(values.map_columns(_flip_last), node.func)(key=k).map_columns(_flip_last)
-        if node.func == "sum" and arg_type != "float":
+        if node.func == "sum":
             return values.sum(key=k)  # int64 arithmetic wraps, as unsigned and number do
-        reducer = _float_sum if node.func == "sum" else _mean
-        return values.reduce(reducer, key=k, types=("float",))
+        return values.mean(key=k)
 
 
 def _flip_last(columns):
@@ -271,12 +270,3 @@ def _flip_last(columns):
     out[-1] ^= np.int64(-(2**63))
     return out
 
-
-def _float_sum(key, values):
-    total = sum(c for _, c in values)
-    return [((sum(v[0] * c for v, c in values),), 1)] if total > 0 else []
-
-
-def _mean(key, values):
-    total = sum(c for _, c in values)
-    return [((sum(v[0] * c for v, c in values) / total,), 1)] if total > 0 else []

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT
+from runtime.symbols import decode_floats, encode_floats
 from runtime.grouping import dense_ids, minimal_times, run_starts, sort_rows, sum_by, unique_pairs
 from runtime.operators import reduce_kernels as kernels
 from runtime.operators.arrange import Arranged
@@ -85,10 +86,37 @@ class Count(Reducer):
 
 
 class Sum(Reducer):
+    """The sum of value x count; int64 arithmetic (wrapping), or float64 on float codes."""
+
+    def __init__(self, floats: bool = False):
+        self.floats = floats
+
     def __call__(self, group, val, count):
         starts = _group_starts(group)
-        total = np.add.reduceat(val[0] * count, starts) if len(starts) else count[:0]
+        if not len(starts):
+            return group, val[:, :0], count[:0]
+        if self.floats:
+            total = encode_floats(np.add.reduceat(decode_floats(val[0]) * count, starts))
+        else:
+            total = np.add.reduceat(val[0] * count, starts)
         return group[starts], total[None, :], np.ones(len(starts), INT)
+
+
+class Mean(Reducer):
+    """The mean of the values (float codes out), over keys with a positive total count."""
+
+    def __init__(self, floats: bool = False):
+        self.floats = floats
+
+    def __call__(self, group, val, count):
+        starts = _group_starts(group)
+        if not len(starts):
+            return group, val[:, :0], count[:0]
+        values = decode_floats(val[0]) if self.floats else val[0].astype(np.float64)
+        n = np.add.reduceat(count, starts)
+        keep = n > 0
+        mean = np.add.reduceat(values * count, starts)[keep] / n[keep]
+        return group[starts[keep]], encode_floats(mean)[None, :], np.ones(int(keep.sum()), INT)
 
 
 class Extreme(Reducer):

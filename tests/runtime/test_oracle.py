@@ -62,6 +62,10 @@ def test_reduce_family(steps):
             x.min(key=1),
             x.max(key=1),
             x.threshold(lambda c: np.where(c > 1, 1, 0)),
+            x.mean(key=1),
+            # Quarters add exactly in any order, so float sums compare exactly.
+            x.map(lambda r: (r[0], r[1] * 0.25 - 0.5), types=("int", "float")).sum(key=1),
+            x.map(lambda r: (r[0], r[1] * 0.25 - 0.5), types=("int", "float")).mean(key=1),
             x.reduce(lambda k, vals: [((sum(v[0] * c for v, c in vals) % 3,), 1)] if vals else [], key=1, arity=1),
         ]
 
