@@ -23,8 +23,9 @@ Naive, otherwise (an Aggregate such as min/max inside the recursion, or an
 Antijoin over a recursive binding): each iteration evaluates every body on
 the previous iteration's relations, materializes the results, and stops when
 they equal the previous ones (as sets: each body ends in Distinct or an
-Aggregate). Correct for any body the runtime can iterate, but every
-iteration recomputes everything; `max_iterations` bounds either loop.
+Aggregate; `delta_rows` then counts rows that differ, or the change in
+size). Correct for any body the runtime can iterate, but every iteration
+recomputes everything; `max_iterations` bounds either loop.
 """
 
 from __future__ import annotations
@@ -168,9 +169,10 @@ def _naive(step: Fixpoint, current: dict, relations, stats: LoopStats, max_itera
         rel = relations(current)
         following = {b.name: rel.df(b.body).localCheckpoint() for b in step.bindings}
         changed = 0
-        for b in step.bindings:
+        for b in step.bindings:  # both are sets: equal sizes and new within old means equal
             new, old = following[b.name], current[b.name]
-            changed += new.exceptAll(old).count() + old.exceptAll(new).count()
+            size, before = new.count(), old.count()
+            changed += abs(size - before) if size != before else new.exceptAll(old).count()
         stats.delta_rows.append(changed)
         if not changed:
             return following

@@ -62,22 +62,21 @@ def on_spark(spark, program, data: dict) -> dict:
     return {name: sorted(tuple(r) for r in df.collect()) for name, df in outputs.items()}
 
 
-@pytest.mark.parametrize("name", ["tc", "reach", "bfs", "same_generation", "andersen", "triangles"])
+METHODS = {"tc": ["semi-naive"], "reach": ["semi-naive"], "bfs": ["naive"], "same_generation": ["semi-naive"],
+           "andersen": ["semi-naive"], "triangles": []}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
 def test_every_example_gives_the_in_process_answer(spark, name):
+    """Semi-naive loops run until the delta is empty; bfs (min inside the recursion) runs naive."""
     program = compiler.compile_file(EXAMPLES / f"{name}.dl")
     data = read_data(name, program)
     expected = in_process(program, data)
     assert all(expected.values())  # a non-empty answer, so equality says something
-    assert on_spark(spark, program, data) == expected
-
-
-def test_loops_report_semi_naive_and_naive_iterations(spark):
-    """tc runs semi-naive until the delta is empty; bfs (min inside the recursion) runs naive."""
-    for name, method in (("tc", "semi-naive"), ("bfs", "naive")):
-        program = compiler.compile_file(EXAMPLES / f"{name}.dl")
-        result = run_plan(program.plan, spark, frames(spark, program, read_data(name, program)))
-        (loop,) = result.loops
-        assert loop.method == method
+    result = run_plan(program.plan, spark, frames(spark, program, data), checkpoint_every=2)
+    assert {n: sorted(tuple(r) for r in df.collect()) for n, df in result.outputs.items()} == expected
+    assert [loop.method for loop in result.loops] == METHODS[name]
+    for loop in result.loops:
         assert loop.iterations >= 3 and loop.delta_rows[-1] == 0 and all(loop.delta_rows[:-1])
 
 
@@ -90,34 +89,22 @@ EXPRESSIONS = """
 arith(a, b, a + b, a * b, a / b, a % b, a ^ b) :- n(a, b), b != 0.
 .decl bits(a: number, b: number, x: number, y: number, z: number, w: number)
 bits(a, b, a band b, a bxor b, a bshl 3, a bshr 1) :- n(a, b).
-.decl str(x: symbol, l: number, c: symbol, t: symbol)
-str(x, strlen(x), cat(x, "-", x), substr(x, 1, 2)) :- s(x).
-.decl num(x: symbol, v: number)
-num(x, to_number(x) + 1) :- s(x).
+.decl str(x: symbol, l: number, c: symbol, t: symbol, v: number, u: symbol)
+str(x, strlen(x), cat(x, "-", x), substr(x, 1, 2), to_number(x) + 1, to_string(strlen(x) * 7)) :- s(x).
 .decl digits(x: symbol)
-digits(x) :- s(x), match("[0-9]+", x).
-.decl has(x: symbol)
-has(x) :- s(x), contains("b", x).
-.decl text(t: symbol)
-text(to_string(a * 7)) :- n(a, _).
+digits(x) :- s(x), match("[0-9]+", x), !contains("b", x).
 .decl lonely(a: number)
 lonely(a) :- n(a, _), !n(_, a).
-.decl agg(a: number, c: number, s: number, lo: number, hi: number)
-agg(a, c, t, lo, hi) :- n(a, _), c = count : { n(a, _) }, t = sum b : { n(a, b) }, lo = min b : { n(a, b) }, hi = max b : { n(a, b) }.
-.decl avg(a: number, m: float)
-avg(a, m) :- n(a, _), m = mean b : { n(a, b) }.
+.decl agg(a: number, c: number, s: number, lo: number, hi: number, m: float)
+agg(a, c, t, lo, hi, m) :- n(a, _), c = count : { n(a, _) }, t = sum b : { n(a, b) }, lo = min b : { n(a, b) }, hi = max b : { n(a, b) }, m = mean b : { n(a, b) }.
 .decl total(c: number)
 total(c) :- c = count : { s(_) }.
 .output arith
 .output bits
 .output str
-.output num
 .output digits
-.output has
-.output text
 .output lonely
 .output agg
-.output avg
 .output total
 """
 
@@ -131,7 +118,7 @@ def test_expression_ops_at_their_edges(spark):
     }
     data["s"] = [(v,) for v in data["s"]]
     expected = in_process(program, data)
-    assert expected["arith"] and expected["num"] and expected["digits"] and expected["lonely"]
+    assert expected["arith"] and expected["str"] and expected["digits"] and expected["lonely"]
     assert on_spark(spark, program, data) == expected
 
 
@@ -143,10 +130,10 @@ def test_random_programs_give_the_in_process_answer(spark, text, rows, twice):
     assert on_spark(spark, program, data) == in_process(program, data)
 
 
-def test_random_graphs_transitive_closure(spark):
+def test_random_graph_transitive_closure(spark):
     program = compiler.compile_file(EXAMPLES / "tc.dl")
     rnd = random.Random(7)
-    for n, m in ((6, 9), (12, 14)):
+    for n, m in ((9, 12),):
         data = {"edge": [(rnd.randrange(n), rnd.randrange(n)) for _ in range(m)]}  # cycles and repeats
         assert on_spark(spark, program, data) == in_process(program, data)
 
