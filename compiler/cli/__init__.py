@@ -27,7 +27,7 @@ from compiler.errors import CompileError
 def _check(args) -> int:
     from compiler.cli.run import declared_tables
 
-    program = load_program(args.program, declared_tables(args))
+    program = load_program(args.program, declared_tables(args), args.join_plan)
     print(f"{args.program}: ok ({len(program.outputs)} outputs: {', '.join(program.outputs)})")
     return 0
 
@@ -61,6 +61,11 @@ def _schema_options(p) -> None:
     p.add_argument("--input-dir", metavar="DIR", help="the tables of a SQL program: DIR/NAME.parquet|.csv|.jsonl or DIR/NAME/")
 
 
+def _join_plan_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--join-plan", choices=("auto", "binary", "delta"), default="auto",
+                   help="multiway joins as delta queries (delta), as binary joins (binary), or delta for cyclic joins (auto, the default)")
+
+
 def parser() -> argparse.ArgumentParser:
     from compiler.cli.run import add_input_options, add_output_options
 
@@ -70,11 +75,13 @@ def parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="report a program's static errors")
     check.add_argument("program", help="a .dl or .sql file")
+    _join_plan_option(check)
     _schema_options(check)
     check.set_defaults(handler=_check)
 
     run = commands.add_parser("run", help="compute a program's outputs from input tables")
     run.add_argument("program", help="a .dl or .sql file")
+    _join_plan_option(run)
     add_input_options(run)
     run.add_argument("--changes", action="append", metavar="REL=PATH", help="a change table for REL (columns, diff[, time]) applied after the load")
     add_output_options(run)
@@ -83,6 +90,7 @@ def parser() -> argparse.ArgumentParser:
 
     watch = commands.add_parser("watch", help="follow a directory of change files (Spark Structured Streaming)")
     watch.add_argument("program", help="a .dl or .sql file")
+    _join_plan_option(watch)
     add_input_options(watch)
     watch.add_argument("--changes-dir", required=True, metavar="DIR", help="change files arrive in DIR/REL/ (columns, diff[, time])")
     watch.add_argument("--output-dir", "-D", required=True, metavar="DIR", help="output changes go to DIR/REL/batch=N/")
@@ -95,11 +103,13 @@ def parser() -> argparse.ArgumentParser:
 
     repl = commands.add_parser("repl", help="interactive: insert, remove, commit, dump, load")
     repl.add_argument("program", help="a .dl or .sql file")
+    _join_plan_option(repl)
     add_input_options(repl)
     repl.set_defaults(handler=_repl)
 
     explain = commands.add_parser("explain", help="print the logical plan and the dataflow graph")
     explain.add_argument("program", help="a .dl or .sql file")
+    _join_plan_option(explain)
     _schema_options(explain)
     explain.add_argument("--dot", metavar="FILE", help="also write the dataflow as Graphviz DOT (FILE.png/.svg renders it when Graphviz is installed)")
     explain.set_defaults(handler=_explain)

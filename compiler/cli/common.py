@@ -20,11 +20,12 @@ class UsageError(Exception):
     """A bad command line, exit code 2."""
 
 
-def load_program(path: str, tables=()):
+def load_program(path: str, tables=(), join_plan: str = "auto"):
     """The compiled program at `path` (.dl or .sql); raises CompileError or UserError.
 
     A SQL program's schema comes from its tables: `tables` is [(name, path)] and each
-    table's column names and types are read from the file (compiler.cli.sqlschema)."""
+    table's column names and types are read from the file (compiler.cli.sqlschema).
+    `join_plan` (auto, binary or delta) is the planner's choice for multiway joins."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -37,10 +38,10 @@ def load_program(path: str, tables=()):
             raise UserError(f"{path}: SQL programs are not supported by this build (no compiler.compile_sql)") from None
         from compiler.cli.sqlschema import sql_schema
 
-        return compile_sql(text, schema=sql_schema(tables), source_name=str(path))
+        return compile_sql(text, schema=sql_schema(tables), source_name=str(path), join_plan=join_plan)
     from compiler.program import compile_datalog
 
-    return compile_datalog(text, source_name=str(path))
+    return compile_datalog(text, source_name=str(path), join_plan=join_plan)
 
 
 def parse_assignments(values, what: str) -> list[tuple[str, str]]:

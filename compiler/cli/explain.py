@@ -24,7 +24,7 @@ from compiler.cli.inputs import pushdown
 def explain_command(args) -> int:
     from compiler.cli.run import declared_tables
 
-    program = load_program(args.program, declared_tables(args))
+    program = load_program(args.program, declared_tables(args), args.join_plan)
     graph = DataflowGraph(program.session(capture="outputs").dataflow)
     lines = ["logical plan", *("  " + l for l in program.explain().splitlines())]
     pushed = pushdown(program)

@@ -96,7 +96,7 @@ def open_session(args, program, spark, changes=()):
 def run(args) -> int:
     fmt = output_format(args)
     changes = parse_assignments(args.changes, "--changes")
-    program = load_program(args.program, declared_tables(args))
+    program = load_program(args.program, declared_tables(args), args.join_plan)
     for rel, _ in changes:
         input_relation(program, rel)
     spark = spark_provider(args)
