@@ -85,38 +85,41 @@ class Count(Reducer):
         return group[starts[keep]], total[keep][None, :], np.ones(int(keep.sum()), INT)
 
 
-class Sum(Reducer):
-    """The sum of value x count; int64 arithmetic (wrapping), or float64 on float codes."""
+class _Weighted(Reducer):
+    """Per group, sums of value x count; values as int64, or float64 from float codes."""
 
     def __init__(self, floats: bool = False):
         self.floats = floats
 
-    def __call__(self, group, val, count):
+    def _totals(self, group, val, count, values_as_float: bool):
         starts = _group_starts(group)
-        if not len(starts):
+        values = decode_floats(val[0]) if self.floats else val[0].astype(np.float64) if values_as_float else val[0]
+        return starts, np.add.reduceat(values * count, starts)
+
+    def __call__(self, group, val, count):
+        if not len(group):
             return group, val[:, :0], count[:0]
+        return self._reduce(group, val, count)
+
+
+class Sum(_Weighted):
+    """The sum of value x count; int64 arithmetic (wrapping), or float64 on float codes."""
+
+    def _reduce(self, group, val, count):
+        starts, total = self._totals(group, val, count, values_as_float=False)
         if self.floats:
-            total = encode_floats(np.add.reduceat(decode_floats(val[0]) * count, starts))
-        else:
-            total = np.add.reduceat(val[0] * count, starts)
+            total = encode_floats(total)
         return group[starts], total[None, :], np.ones(len(starts), INT)
 
 
-class Mean(Reducer):
+class Mean(_Weighted):
     """The mean of the values (float codes out), over keys with a positive total count."""
 
-    def __init__(self, floats: bool = False):
-        self.floats = floats
-
-    def __call__(self, group, val, count):
-        starts = _group_starts(group)
-        if not len(starts):
-            return group, val[:, :0], count[:0]
-        values = decode_floats(val[0]) if self.floats else val[0].astype(np.float64)
+    def _reduce(self, group, val, count):
+        starts, total = self._totals(group, val, count, values_as_float=True)
         n = np.add.reduceat(count, starts)
         keep = n > 0
-        mean = np.add.reduceat(values * count, starts)[keep] / n[keep]
-        return group[starts[keep]], encode_floats(mean)[None, :], np.ones(int(keep.sum()), INT)
+        return group[starts[keep]], encode_floats(total[keep] / n[keep])[None, :], np.ones(int(keep.sum()), INT)
 
 
 class Extreme(Reducer):

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from compiler.plan.delta import DeltaJoin
 from compiler.plan.errors import PlanError
-from compiler.plan.expr import columns, conjoin, equated_columns, remap
+from compiler.plan.expr import conjoin
 from compiler.plan.nodes import Filter, Node, Ref, walk
 from compiler.plan.program import Fixpoint, Plan
-from compiler.plan.rewrites.joins import _flatten, _in_cluster
+from compiler.plan.rewrites.joins import _flatten, _in_cluster, partition_conditions
 
 JOIN_PLANS = ("auto", "binary", "delta")
 
@@ -70,21 +70,8 @@ def _delta(leaves: list[Node], conditions: list, mode: str, recursive: frozenset
     n = len(leaves)
     if n < 3:
         return None
-    offsets, owner = [], []
-    for k, leaf in enumerate(leaves):
-        offsets.append(len(owner))
-        owner.extend([k] * leaf.arity)
-    local: list[list] = [[] for _ in leaves]
-    edges, general = [], []
-    for c in dict.fromkeys(conditions):
-        readers = {owner[i] for i in columns(c)}
-        pair = equated_columns(c)
-        if len(readers) <= 1:
-            local[min(readers, default=0)].append(c)
-        elif pair is not None and len(readers) == 2:
-            edges.append(tuple(pair))
-        else:
-            general.append(c)
+    parts = partition_conditions(leaves, conditions)
+    owner, edges, general = parts.owner, parts.edges, parts.general
     links = {frozenset((owner[a], owner[b])) for a, b in edges}
     if not _connected(n, links):
         return None
@@ -93,12 +80,8 @@ def _delta(leaves: list[Node], conditions: list, mode: str, recursive: frozenset
             return None
         if recursive and any(isinstance(x, Ref) and x.name in recursive for leaf in leaves for x in walk(leaf)):
             return None
-    inputs = []
-    for k, leaf in enumerate(leaves):
-        shift = {i: i - offsets[k] for i in range(offsets[k], offsets[k] + leaf.arity)}
-        preds = [remap(c, shift) for c in local[k]]
-        inputs.append(Filter(leaf, conjoin(preds), span=leaf.span) if preds else leaf)
-    result: Node = DeltaJoin(tuple(inputs), tuple(dict.fromkeys(edges)), span=span)
+    inputs = tuple(parts.filtered(leaves, k) for k in range(n))
+    result: Node = DeltaJoin(inputs, tuple(dict.fromkeys(edges)), span=span)
     if general:
         result = Filter(result, conjoin(general), span=span)
     return result

@@ -20,6 +20,8 @@ their written order and only places keys and filters.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from compiler.plan.errors import PlanError
 from compiler.plan.expr import Call, Col, columns, conjoin, conjuncts, equated_columns, remap
 from compiler.plan.nodes import Filter, Join, Node, Project
@@ -73,13 +75,35 @@ def _equal(types, a: int, b: int):
     return Call("=", (Col(a, types[a]), Col(b, types[b])))
 
 
-def _rebuild(leaves: list[Node], conditions: list, strategy: str, span) -> Node:
+class Conditions(NamedTuple):
+    """A flattened join's conditions sorted by the leaves they read.
+
+    Columns are numbered globally (leaf k's start at offsets[k]; owner[i] is
+    the leaf of column i). `local[k]` reads only leaf k, `edges` equates one
+    column of each of two leaves, `general` is everything else.
+    """
+
+    offsets: list[int]
+    owner: list[int]
+    local: list[list]
+    edges: list[tuple[int, int]]
+    general: list
+
+    def filtered(self, leaves: list[Node], k: int) -> Node:
+        """Leaf k under its local conditions."""
+        leaf, start = leaves[k], self.offsets[k]
+        shift = {i: i - start for i in range(start, start + leaf.arity)}
+        preds = [remap(c, shift) for c in self.local[k]]
+        return Filter(leaf, conjoin(preds), span=leaf.span) if preds else leaf
+
+
+def partition_conditions(leaves: list[Node], conditions: list) -> Conditions:
     offsets, owner = [], []
     for k, leaf in enumerate(leaves):
         offsets.append(len(owner))
         owner.extend([k] * leaf.arity)
     local: list[list] = [[] for _ in leaves]
-    edges: list[tuple[int, int]] = []  # (global column, global column) on two different leaves
+    edges: list[tuple[int, int]] = []
     general = []
     for c in dict.fromkeys(conditions):
         readers = {owner[i] for i in columns(c)}
@@ -87,15 +111,18 @@ def _rebuild(leaves: list[Node], conditions: list, strategy: str, span) -> Node:
         if len(readers) <= 1:
             local[min(readers, default=0)].append(c)
         elif pair is not None and len(readers) == 2:
-            edges.append(pair)
+            edges.append(tuple(pair))
         else:
             general.append(c)
+    return Conditions(offsets, owner, local, edges, general)
+
+
+def _rebuild(leaves: list[Node], conditions: list, strategy: str, span) -> Node:
+    parts = partition_conditions(leaves, conditions)
+    offsets, owner, local, edges, general = parts
 
     def filtered(k: int) -> Node:
-        leaf = leaves[k]
-        shift = {i: i - offsets[k] for i in range(offsets[k], offsets[k] + leaf.arity)}
-        preds = [remap(c, shift) for c in local[k]]
-        return Filter(leaf, conjoin(preds), span=leaf.span) if preds else leaf
+        return parts.filtered(leaves, k)
 
     order = _order_leaves(len(leaves), local, edges, owner, strategy)
     first = order[0]
