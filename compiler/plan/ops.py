@@ -18,7 +18,11 @@ fire for such a row (`is_number` is the op that domain needs for to_number).
 Symbol ops (cat, strlen, substr, to_number, to_string, contains, match) run
 Python code once per *distinct* argument tuple of a batch, then spread the
 results with numpy: a batch of a million rows over a hundred distinct strings
-costs a hundred Python calls.
+costs a hundred Python calls. Ordering comparisons (<, <=, >, >=) of symbols
+compare the strings in code point order (UTF-8 byte order, as DuckDB and
+Spark do), not the ids, which number strings in order of arrival: the
+distinct ids of a batch are decoded and ranked once (`string_ranks`), then
+compared as numbers.
 
 Both the lowering (compiler.lowering.columns) and constant folding
 (compiler.plan.rewrites.fold) evaluate ops through `apply`, so there is one
@@ -66,7 +70,7 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
         return first
     if op in ("=", "!=") and n == 2 and same and first in COLUMN_TYPES:
         return BOOL
-    if op in ("<", "<=", ">", ">=") and n == 2 and same and first in NUMERIC:
+    if op in ("<", "<=", ">", ">=") and n == 2 and same and first in COLUMN_TYPES:
         return BOOL
     if op in ("and", "or") and n >= 1 and same and first == BOOL:
         return BOOL
@@ -108,6 +112,9 @@ def apply(op: str, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) 
     if op == "to_int":
         return _round_to_int(args[0])
     t = arg_types[0]
+    if op in COMPARISONS and t == SYMBOL and op not in ("=", "!="):
+        ranks = string_ranks(np.concatenate([args[0], args[1]]), symbols)
+        return _total(op, NUMBER, [ranks[: len(args[0])], ranks[len(args[0]) :]])
     with np.errstate(all="ignore"):  # integer wrap-around and float inf/nan are the semantics
         if op in ("/", "%", "^"):
             return _guarded_arithmetic(op, t, args[0], args[1])
@@ -204,6 +211,17 @@ def _int_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
 
 
 # ---- symbol ops: Python per distinct argument tuple -------------------------------------
+
+
+def string_ranks(ids: np.ndarray, symbols) -> np.ndarray:
+    """For symbol ids, int64 ranks that order like their strings (equal strings, equal ranks).
+
+    Ranks are only comparable within one call: they number the distinct strings given."""
+    uniques, inverse = np.unique(ids, return_inverse=True)
+    strings = symbols.strings(uniques)
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[sorted(range(len(strings)), key=strings.__getitem__)] = np.arange(len(strings))
+    return rank[inverse.reshape(-1)]
 
 
 @lru_cache(maxsize=256)

@@ -7,8 +7,9 @@ columns followed by one column per aggregate, and the mapping from each key
 expression and aggregate call (sqlglot expressions, compared structurally) to
 its Value -- what SELECT, HAVING and ORDER BY read after grouping.
 
-Each aggregate is one plan Aggregate over the rows where its argument is not
-NULL (SQL aggregates ignore NULLs), joined to the set of groups on the key
+Each aggregate is one plan Aggregate (MIN/MAX of a text: a TextExtreme, which
+orders by the strings) over the rows where its argument is not NULL (SQL
+aggregates ignore NULLs), joined to the set of groups on the key
 columns (NULL keys group together: a NULL is a flag and a zero, equal to any
 other NULL). A group with no such row gets COUNT 0 and NULL for the others;
 without GROUP BY there is exactly one group, even over no rows.
@@ -23,6 +24,7 @@ from compiler.plan import Aggregate, Antijoin, Col, Distinct, Join, Project, Uni
 from compiler.sql.errors import UnsupportedSQLError
 from compiler.sql.expressions import Env, translate
 from compiler.sql.relation import Column, Rel, project
+from compiler.sql.text_extreme import TextExtreme
 from compiler.sql.values import BOOL, FALSE, FLOAT, INT, PLAN_TYPE, TEXT, TRUE, Value, cast_value, not_
 
 _FUNCS = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "mean"}
@@ -73,10 +75,9 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
         as_bool = arg.type == BOOL and func in ("min", "max")
         if as_bool:  # a bool is stored as 0/1: its MIN/MAX is the number's
             arg = cast_value(arg, INT)
-        if func != "count" and arg.type not in (INT, FLOAT):
+        if func != "count" and arg.type not in (INT, FLOAT) and not (arg.type == TEXT and func in ("min", "max")):
             what = "text" if arg.type == TEXT else "boolean" if arg.type == BOOL else arg.type
-            kind = UnsupportedSQLError if func in ("min", "max") else TypeMismatchError
-            raise t.error(kind, f"{call.key.upper()} of a {what} is not supported" if kind is UnsupportedSQLError else f"{call.key.upper()} needs a number, not a {what}", call)
+            raise t.error(TypeMismatchError, f"{call.key.upper()} needs a number, not a {what}", call)
         arg_nullable = arg.null != FALSE
         present = rel.filter(not_(arg.null), span)
         rows = project(present, [(None, None, v) for v in key_values] + [(None, None, Value(arg.value, FALSE, arg.type))], span)
@@ -85,7 +86,10 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
     if distinct:
         node = Distinct(node, span=span)
     group_cols = tuple(range(k))
-    agg = Aggregate(node, group_cols, func, None if func == "count" else k, span=span)
+    if func in ("min", "max") and arg_type == TEXT:  # by the strings' order, not the symbol ids'
+        agg = TextExtreme(node, group_cols, func == "max", k, span=span)
+    else:
+        agg = Aggregate(node, group_cols, func, None if func == "count" else k, span=span)
     out_type = INT if func == "count" else FLOAT if func == "mean" else arg_type
     # Join the aggregate's value onto the groups; groups it has no row for get 0 (COUNT) or NULL.
     keys = tuple((i, i) for i in range(k))  # the group keys are the first k plan columns of both

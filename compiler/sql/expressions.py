@@ -5,7 +5,8 @@ GROUP BY the grouped expressions and aggregates that are available as
 columns (`grouped`: sqlglot expression -> Value). `translate(env, e)` turns
 a qualified sqlglot expression into a Value (compiler.sql.values), following
 SQL's rules: an operator on a NULL is NULL, comparisons and logic are
-three-valued, integers are promoted to floats beside floats, `/` divides as
+three-valued, integers are promoted to floats beside floats, texts order
+by code point (UTF-8 bytes, DuckDB's default collation; compiler.plan.ops), `/` divides as
 floats (`//` as integers, truncating), an integer division or remainder by
 zero is NULL. Anything outside the supported language raises
 UnsupportedSQLError naming the construct; mismatched types raise
@@ -192,15 +193,19 @@ def _abs(env: Env, e) -> Value:
 
 
 def _extreme(env: Env, e) -> Value:
-    """GREATEST / LEAST: NULLs are ignored (NULL only if all are)."""
+    """GREATEST / LEAST of numbers or texts: NULLs are ignored (NULL only if all are)."""
     nodes = [e.this] + list(e.expressions)
     values = _unify(env, [translate(env, n) for n in nodes], nodes)
-    for v, n in zip(values, nodes):
-        _number(v, env, n)
-    op = "max" if isinstance(e, exp.Greatest) else "min"
+    if values[0].type != TEXT:
+        for v, n in zip(values, nodes):
+            _number(v, env, n)
+    greatest = isinstance(e, exp.Greatest)
     result = values[0]
     for v in values[1:]:
-        both = Call(op, (result.value, v.value))
+        if v.type == TEXT:  # no min/max op on symbols: pick by the string order
+            both = if_(Call(">" if greatest else "<", (result.value, v.value)), result.value, v.value)
+        else:
+            both = Call("max" if greatest else "min", (result.value, v.value))
         value = if_(result.null, v.value, if_(v.null, result.value, both))
         result = Value(value, and_(result.null, v.null), result.type)
     return result
@@ -213,8 +218,8 @@ _COMPARE = {exp.EQ: "=", exp.NEQ: "!=", exp.LT: "<", exp.LTE: "<=", exp.GT: ">",
 
 def compare(env: Env, op: str, a: Value, b: Value, node) -> Value:
     a, b = _unify(env, [a, b], [node, node])
-    if op not in ("=", "!=") and a.type not in (INT, FLOAT):
-        raise env.t.error(UnsupportedSQLError, f"ordering comparison ({op}) of {_type_word(a.type)[2:] if a.type == TEXT else a.type} values is not supported", node)
+    if op not in ("=", "!=") and a.type not in (INT, FLOAT, TEXT):
+        raise env.t.error(UnsupportedSQLError, f"ordering comparison ({op}) of boolean values is not supported", node)
     known = not_(or_(a.null, b.null))
     test = Call(op, (a.value, b.value))
     return boolean(and_(known, test), and_(known, not_(test)))

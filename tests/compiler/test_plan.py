@@ -49,7 +49,7 @@ def test_call_types_follow_from_ops():
     "op, args",
     [
         ("+", (col(0), Const(1.0, F))),  # no implicit conversion
-        ("<", (col(0, S), col(1, S))),  # symbols are not ordered
+        ("<", (col(0, S), col(1))),  # a symbol is not ordered with a number
         ("band", (col(0, F), col(1, F))),  # bitwise needs integers
         ("strlen", (col(0),)),
         ("and", (col(0),)),
@@ -59,6 +59,20 @@ def test_call_types_follow_from_ops():
 def test_ill_typed_calls_are_plan_errors(op, args):
     with pytest.raises(PlanError):
         Call(op, args)
+
+
+def test_symbols_order_by_their_strings_not_their_ids():
+    import numpy as np
+
+    from compiler.plan.ops import apply
+    from runtime.symbols import SymbolTable
+
+    symbols = SymbolTable()
+    ids = [symbols.intern(s) for s in ("pear", "Pear", "apple", "", "pear!")]  # ids in arrival order
+    a = np.array(ids, dtype=np.int64)
+    b = np.full(len(ids), symbols.intern("pear"), dtype=np.int64)
+    assert apply("<", (S, S), [a, b], symbols).tolist() == [False, True, True, True, False]
+    assert apply(">=", (S, S), [a, b], symbols).tolist() == [True, False, False, False, True]
 
 
 def test_constants_must_have_their_types_python_type():

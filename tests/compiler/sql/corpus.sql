@@ -154,3 +154,23 @@ with recursive r(x, y) as (select src, dst from edge union select e.src, r.y fro
 with recursive r(x, y) as (select src, dst from edge where src is not null and dst is not null union select r.x, e.dst from r join edge e on r.y = e.src) select x, y from r where x = y;
 with recursive f(n, v) as (select 0, 1 union all select n + 1, v * 2 from f where n < 8) select n, v from f;
 with recursive r(x) as (select a from t where a is not null union select x + 1 from r where x < 8) select x from r;
+
+-- texts in string order (code point order, as DuckDB; symbol ids are in arrival order)
+select a, c from t where c < 'c';
+select a, c from t where c >= 'banana' and c <= 'fig';
+select c from t where c between 'b' and 'd';
+select c from t where c not between 'Apple' and 'cherry';
+select t.c, s.e from t join s on t.a = s.a where t.c > s.e;
+select t.a, t.c, s.e from t join s on t.a = s.a and t.c <= s.e;
+select c, c > 'b' as after_b, c <= '' as empty from t;
+select greatest(c, 'c') as g, least(c, 'c') as l from t;
+select min(c), max(c) from t;
+select a, min(c), max(c) from t group by a;
+select min(c), max(e) from t join s on t.a = s.a;
+select b, max(c) as m from t group by b having max(c) >= 'cherry';
+select a, count(*) from t group by a having min(c) < 'c';
+select min(c), max(c), count(c) from t where a > 100;
+select c, count(*) as n from t group by c order by c;
+select e, a from s order by e desc nulls first, a nulls first;
+select distinct c from t order by c desc limit 3;
+select a, max(c) as m from t group by a order by m nulls first, a nulls first;
