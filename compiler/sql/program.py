@@ -194,6 +194,13 @@ def _optimize_error(e: OptimizeError, source: Source, query) -> CompileError:
         if span is not None:
             return UnknownColumnError.at(message, span, source)
         return UnknownColumnError(message, None, None, source.name)
+    m = re.match(r"Cannot automatically join: (\S+)", text)
+    if m:  # a USING column that one side lacks
+        name = m.group(1)
+        for join in query.find_all(exp.Join):
+            for ident in join.args.get("using") or []:
+                if ident.name == name:
+                    return error_at(UnknownColumnError, f"JOIN ... USING ({name}): both sides need a column '{name}'", ident, source)
     message, span = located_message(text, source)
     if span is not None:
         return UnsupportedSQLError.at(message, span, source)

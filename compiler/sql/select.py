@@ -4,7 +4,10 @@
 columns are the select list's, named by their aliases. FROM items are
 tables, views and CTEs (compiler.sql.translator resolves names), subqueries
 and VALUES lists. Joins: an inner join is the cross product filtered by its
-ON condition (the optimizer turns equalities into join keys); a LEFT, RIGHT
+ON condition (the optimizer turns equalities into join keys); USING and
+NATURAL arrive as ON conditions, sqlglot's qualify having rewritten them (a
+USING column is then COALESCE of both sides, listed once by `*`, as in
+DuckDB); a LEFT, RIGHT
 or FULL join adds the rows of the preserved side that matched nothing -- an
 Antijoin against the distinct matched rows, so it is exact for any ON
 condition and for duplicate rows -- padded with NULLs. WHERE keeps the rows
@@ -154,10 +157,13 @@ def _join(t, rel: Rel, join: exp.Join) -> Rel:
     span = t.span(join)
     side = (join.side or "").upper()
     kind = (join.kind or "").upper()
-    if kind in ("SEMI", "ANTI", "ASOF", "POSITIONAL") or join.args.get("method"):
-        raise t.error(UnsupportedSQLError, f"{kind or join.args.get('method')} JOIN is not supported", join)
-    if join.args.get("using"):
-        raise t.error(UnsupportedSQLError, "JOIN ... USING is not supported (write ON)", join)
+    method = (join.args.get("method") or "").upper()
+    if method == "NATURAL":  # qualify made every NATURAL JOIN with common columns an ON
+        raise t.error(UnsupportedSQLError, f"NATURAL JOIN with {join.this.alias_or_name}: no column in common (write CROSS JOIN for a cross product)", join.this)
+    if kind in ("SEMI", "ANTI", "ASOF", "POSITIONAL") or method:
+        raise t.error(UnsupportedSQLError, f"{kind or method} JOIN is not supported", join)
+    if join.args.get("using"):  # qualify rewrites USING into ON and COALESCE; a leftover is a bug to report
+        raise t.error(UnsupportedSQLError, "JOIN ... USING could not be resolved (write ON)", join)
     right = from_item(t, join.this)
     on = join.args.get("on")
     left = rel.compact(span)

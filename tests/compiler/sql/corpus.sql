@@ -174,3 +174,21 @@ select c, count(*) as n from t group by c order by c;
 select e, a from s order by e desc nulls first, a nulls first;
 select distinct c from t order by c desc limit 3;
 select a, max(c) as m from t group by a order by m nulls first, a nulls first;
+
+-- JOIN ... USING and NATURAL JOIN (a USING column once in *, COALESCE of both sides)
+select * from t join s using (a);
+select * from t left join s using (a);
+select * from t right join s using (a, b);
+select * from t full join s using (a);
+select * from t full join s using (a, b);
+select a, b, e from t natural join s;
+select * from t natural left join s;
+select * from t natural full join s;
+select a, count(*) from t join s using (a) group by a;
+select * from t join s using (a) join edge on edge.src = a;
+select x.a, x.b, y.b from t as x join s as y using (a) where a > 1;
+select * from (select a, b from t) as p join (select a, e from s) as q using (a);
+with g as (select a, count(*) as n from t group by a) select * from g join s using (a);
+select * from t join s using (a) join s as s2 using (a);
+select * from edge e1 join edge e2 using (src);
+select distinct a from t natural join s where e is not null;

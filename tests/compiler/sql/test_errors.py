@@ -30,6 +30,8 @@ CASES = [
     ("delete from t", UnsupportedSQLError, 1, 13, "statement DELETE is not supported (only queries and CREATE VIEW)"),
     ("select a from t where c", TypeMismatchError, 1, 23, "a condition must be a boolean, but t.c is a text"),
     ("select a, count(*) from t", UnknownColumnError, 1, 8, "column t.a must appear in GROUP BY or be used in an aggregate"),
+    ("select * from t join edge using (a)", UnknownColumnError, 1, 34, "JOIN ... USING (a): both sides need a column 'a'"),
+    ("select *\nfrom s natural join edge", UnsupportedSQLError, 2, 21, "NATURAL JOIN with edge: no column in common (write CROSS JOIN for a cross product)"),
 ]
 
 
@@ -54,3 +56,15 @@ def test_unsupported_is_a_compile_error_with_a_caret():
 def test_unknown_schema_type():
     with pytest.raises(CompileError, match="column 'x' has unknown type 'blob'"):
         compile_sql("select x from u", {"u": {"x": "blob"}})
+
+
+def test_using_columns_are_listed_once_by_star_as_in_duckdb():
+    import duckdb
+
+    duck = duckdb.connect()
+    for name, cols in SCHEMA.items():
+        duck.execute(f"create table {name} ({', '.join(f'{c} {t}' for c, t in cols.items())})")
+    for sql in ("select * from t full join s using (a)", "select * from t natural join s", "select * from s join t using (b, a)"):
+        program = compile_sql(sql, SCHEMA, dialect="duckdb")
+        want = [d[0] for d in duck.execute(sql).description]
+        assert list(program.relations["result"].attribute_names) == want, sql
