@@ -30,15 +30,32 @@ from compiler.sql.values import BOOL, FALSE, FLOAT, INT, PLAN_TYPE, TEXT, TRUE, 
 _FUNCS = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "mean"}
 
 
-def group(env: Env, keys: list, calls: list, span=None) -> tuple[Rel, dict]:
+def group(env: Env, keys: list, calls: list, span=None, outer: Rel | None = None, outer_columns=()) -> tuple[Rel, dict]:
+    """Group env's rows by `keys`; in a correlated subquery also by the outer row.
+
+    `outer` is the subquery's demand (the distinct outer rows) and `outer_columns`
+    the columns of env.rel that hold it: the groups are then per outer row too,
+    and without GROUP BY every outer row is a group, rows or not (so COUNT is 0
+    and MAX is NULL for an outer row that matches nothing, as in SQL). The
+    grouped Rel keeps those columns, named as in env.rel."""
     t, rel = env.t, env.rel
-    key_values = [translate(env, k) for k in keys]
-    keyed = project(rel, [(None, None, v) for v in key_values], span)
+    by_outer = [rel.value(i) for i in outer_columns]
+    key_values = by_outer + [translate(env, k) for k in keys]
+    if env.rel is not rel:
+        raise t.error(UnsupportedSQLError, "a subquery in GROUP BY is not supported", keys[0] if keys else None)
+    keyed = project(rel, [(rel.columns[i].table, rel.columns[i].name, v) for i, v in zip(outer_columns, by_outer)]
+                    + [(None, None, v) for v in key_values[len(by_outer):]], span)
     k = keyed.node.arity
-    groups = keyed.distinct(span) if keys else Rel(Values(((),), ()), ())
+    if outer is not None and not keys:
+        groups = project(outer, [(c.table, c.name, outer.value(j)) for j, c in enumerate(outer.columns)], span)
+        assert groups.node.types == keyed.node.types, "the outer rows are laid out as their columns in env.rel"
+    elif key_values:
+        groups = keyed.distinct(span)
+    else:
+        groups = Rel(Values(((),), ()), ())
     result = groups
     grouped: dict = {}
-    for key, col in zip(keys, groups.columns):
+    for key, col in zip(keys, groups.columns[len(by_outer):]):
         grouped.setdefault(key, stored_value(col))
     for call in dict.fromkeys(calls):
         result = _add_aggregate(env, result, key_values, k, call, bool(keys), span)
@@ -70,6 +87,8 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
         arg_type = None
     else:
         arg = translate(env, arg_node)
+        if env.rel is not rel:
+            raise t.error(UnsupportedSQLError, f"a subquery in the argument of {call.key.upper()} is not supported", arg_node)
         if arg.null == TRUE:  # an aggregate of NULLs only: no row counts
             arg = Value(arg.value, TRUE, arg.type if func in ("count",) else INT)
         as_bool = arg.type == BOOL and func in ("min", "max")

@@ -100,16 +100,17 @@ def _type_word(t: str) -> str:
 
 
 def _column(env: Env, e: exp.Column) -> Value:
-    if env.grouped is not None:
-        raise env.t.error(UnknownColumnError, f"column {_show(e)} must appear in GROUP BY or be used in an aggregate", e)
     table = e.table or None
-    found = env.rel.find(table, e.name)
+    # After GROUP BY only a correlated subquery's outer columns are still columns (one value per group).
+    found = env.rel.find(table, e.name) if env.grouped is None else []
     level = table
     for _ in range(8):  # a correlated subquery's outer columns: one level out per enclosing query
         if found or table is None:
             break
         level = ("outer", level)
         found = env.rel.find(level, e.name)
+    if not found and env.grouped is not None:
+        raise env.t.error(UnknownColumnError, f"column {_show(e)} must appear in GROUP BY or be used in an aggregate", e)
     if not found:
         raise env.t.error(UnknownColumnError, f"unknown column {_show(e)}", e)
     if len(found) > 1:

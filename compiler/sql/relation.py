@@ -74,9 +74,9 @@ class Rel:
         return project(self, [(c.table, c.name, self.value(i)) for i, c in enumerate(self.columns)], span)
 
 
-def project(rel: Rel, items, span=None, nullable=None) -> Rel:
-    """A Rel of one column per (table, name, Value) in `items`, computed from rel's rows;
-    `nullable[i]` true gives column i a NULL flag even if it can never be NULL."""
+def stored_layout(items, nullable=None) -> tuple[tuple, tuple[Column, ...]]:
+    """The plan expressions that store one column per (table, name, Value) of `items`
+    (value, then NULL flag where it may be NULL or `nullable[i]`), and those columns."""
     exprs, columns = [], []
     for i, (table, name, v) in enumerate(items):
         vi = len(exprs)
@@ -86,7 +86,14 @@ def project(rel: Rel, items, span=None, nullable=None) -> Rel:
             ni = len(exprs)
             exprs.append(null_flag(v))
         columns.append(Column(table, name, v.type, vi, ni))
-    node = Project(rel.node, tuple(exprs), span=span)
+    return tuple(exprs), tuple(columns)
+
+
+def project(rel: Rel, items, span=None, nullable=None) -> Rel:
+    """A Rel of one column per (table, name, Value) in `items`, computed from rel's rows;
+    `nullable[i]` true gives column i a NULL flag even if it can never be NULL."""
+    exprs, columns = stored_layout(items, nullable)
+    node = Project(rel.node, exprs, span=span)
     if node.is_identity():
         node = rel.node
     return Rel(node, tuple(columns))

@@ -16,7 +16,9 @@ and antijoins (compiler.sql.subquery).
 
 `outer` is the demand of a correlated subquery: the distinct rows of the
 enclosing query, joined into the FROM so outer columns can be read; `carry`
-names columns (by table and name) appended, unchanged, to the output.
+names columns (by table and name) appended, unchanged, to the output. With
+GROUP BY or aggregates, a correlated subquery groups per outer row too
+(compiler.sql.aggregate.group): that is its decorrelation.
 """
 
 from __future__ import annotations
@@ -54,15 +56,18 @@ def select(t, sel: exp.Select, outer: Rel | None = None, carry=(), only_carry: b
     if group_node is not None and any(group_node.args.get(a) for a in ("grouping_sets", "cube", "rollup")):
         raise t.error(UnsupportedSQLError, "GROUPING SETS, CUBE and ROLLUP are not supported", group_node)
     calls = find_aggregates(([] if only_carry else list(sel.expressions)) + ([having] if having is not None else []))
-    if carry and (keys or calls):
-        raise t.error(UnsupportedSQLError, "GROUP BY or aggregates here (in a correlated subquery or a UNION ALL recursive member) are not supported", sel)
+    if carry and outer is None and (keys or calls):
+        raise t.error(UnsupportedSQLError, "GROUP BY or aggregates in a UNION ALL recursive member are not supported", sel)
     env = Env(t, rel)
     if keys or calls:
-        grouped_rel, grouped = group(env, keys, calls, span)
+        # A correlated subquery groups per outer row as well (the carried columns are the outer row's).
+        by_outer = [rel.find(table, name)[0] for table, name in carry] if outer is not None else []
+        grouped_rel, grouped = group(env, keys, calls, span, outer if by_outer else None, by_outer)
         env = Env(t, grouped_rel, grouped)
         t.note_aggregate(calls, sel)
     if having is not None:
-        env = Env(t, env.rel.filter(condition(env, having.this).true, span), env.grouped)
+        kept = condition(env, having.this).true  # first: a subquery in it widens env.rel
+        env = Env(t, env.rel.filter(kept, span), env.grouped)
     items = []
     for e in () if only_carry else sel.expressions:
         if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
@@ -173,7 +178,10 @@ def _join(t, rel: Rel, join: exp.Join) -> Rel:
         if side:
             raise t.error(UnsupportedSQLError, f"{side} JOIN without ON", join)
         return crossed
-    cond = condition(Env(t, crossed), on)
+    env = Env(t, crossed)
+    cond = condition(env, on)
+    if env.rel is not crossed:  # a scalar subquery widened the rows: the outer-join parts below assume they did not
+        raise t.error(UnsupportedSQLError, "a subquery in JOIN ... ON is not supported (move it to WHERE)", on.find(exp.Subquery) or on)
     inner = crossed.filter(cond.true, span)
     if not side:
         return inner

@@ -12,9 +12,12 @@ x is NULL and q has rows, or when q has a NULL y: exactly what `x NOT IN (q)`
 being TRUE means. Uncorrelated q is computed once and those cases are joins
 against one-row flags, not cross products.
 
-A scalar subquery `(SELECT ...)` in an expression (uncorrelated) is its one
-value, or NULL for no rows; more than one row is an error at commit time
-(compiler.sql.checks), as in SQL engines.
+A scalar subquery `(SELECT ...)` in an expression is its one value, or NULL
+for no rows; more than one row is an error at commit time (a check of
+compiler.sql.translator), as in SQL engines. Uncorrelated, it is computed
+once and crossed with the rows; correlated, it is decorrelated: computed per
+distinct value of the outer columns it reads, grouped per such value when it
+aggregates, and LEFT-joined back (see _correlated_scalar).
 """
 
 from __future__ import annotations
@@ -23,10 +26,11 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from compiler.plan import Antijoin, Col, Distinct, Filter, Join, Project, Union, Values
+from compiler.plan import Antijoin, Col, Const, Distinct, Filter, Join, Project, Union, Values
+from compiler.sql.aggregate import find_aggregates
 from compiler.sql.errors import UnsupportedSQLError
 from compiler.sql.expressions import Env, compare, condition, translate
-from compiler.sql.relation import Column, Rel, project
+from compiler.sql.relation import Column, Rel, project, stored_layout
 from compiler.sql.values import FALSE, TRUE, ZERO, Value, or_
 
 
@@ -162,10 +166,11 @@ def _columns_only(node, like, span):
 
 
 def scalar_subquery(env: Env, e) -> Value:
+    """The subquery's one value per row of env.rel, as a new last column of env.rel."""
     t = env.t
     q = e.this
     if outer_references(q):
-        raise t.error(UnsupportedSQLError, "correlated scalar subqueries are not supported", e)
+        return _correlated_scalar(env, e)
     sub = t.query(q).compact(t.span(e))
     if len(sub.columns) != 1:
         raise t.error(UnsupportedSQLError, f"a scalar subquery must return one column, not {len(sub.columns)}", e)
@@ -178,4 +183,63 @@ def scalar_subquery(env: Env, e) -> Value:
     null_row = project(Rel(empty, ()), [(None, None, Value(ZERO[c.type], TRUE, c.type))], span, [True])
     one = Rel(Union((present.node, null_row.node), span=span), present.columns)
     env.rel = env.rel.cross(one, span)
+    return env.rel.value(len(env.rel.columns) - 1)
+
+
+def _correlated_scalar(env: Env, e) -> Value:
+    """A correlated scalar subquery, decorrelated.
+
+    Its demand is the distinct values of the outer columns it reads (after GROUP
+    BY, the group keys); it is evaluated once per demand row -- grouped per
+    demand row when it aggregates (compiler.sql.aggregate.group), so COUNT is 0
+    and MAX NULL where nothing matches -- and joined back onto env.rel's rows by
+    those values, with NULL for rows whose demand row got no row. More than one
+    row for a demand row is an error at commit."""
+    t = env.t
+    q = e.this
+    while isinstance(q, exp.Subquery):
+        q = q.this
+    span = t.span(e)
+    if not isinstance(q, exp.Select):
+        raise t.error(UnsupportedSQLError, "a correlated scalar subquery must be a plain SELECT", e)
+    for arg, what in (("limit", "LIMIT"), ("offset", "OFFSET")):
+        if q.args.get(arg) is not None:
+            raise t.error(UnsupportedSQLError, f"{what} in a correlated scalar subquery is not supported", q.args[arg])
+    defined = {n.alias_or_name for n in q.find_all(exp.Table, exp.Subquery, exp.CTE)}
+    reads: dict = {}
+    for c in q.find_all(exp.Column):
+        if c.table and c.table not in defined:
+            reads.setdefault((c.table, c.name), c)
+    values = [translate(env, c) for c in reads.values()]  # may itself widen env.rel (nested subqueries)
+    rel = env.rel
+    shift = rel.node.arity
+    keep = tuple(Col(i, tp) for i, tp in enumerate(rel.node.types))
+    # The demand columns, named as the subquery sees them: one level out.
+    demand_exprs, demand_columns = stored_layout([(("outer", table), name, v) for (table, name), v in zip(reads, values)])
+    width = len(demand_exprs)
+    extended = Project(rel.node, keep + demand_exprs, span=span)
+    demand = Rel(Distinct(Project(rel.node, demand_exprs, span=span), span=span), demand_columns)
+    carry = [(c.table, c.name) for c in demand_columns]
+    body = t.select(q, outer=demand, carry=carry)
+    if len(body.columns) != len(carry) + 1:
+        raise t.error(UnsupportedSQLError, f"a scalar subquery must return one column, not {len(body.columns) - len(carry)}", e)
+    # The answer: the demand columns (laid out as in `demand`), then the value and its NULL flag.
+    n = len(carry)
+    answer = project(body, [(c.table, c.name, body.value(1 + j)) for j, c in enumerate(demand_columns)] + [(None, None, body.value(0))],
+                     span, [False] * n + [True])
+    keys = tuple((shift + j, j) for j in range(width))
+    value_type = body.columns[0].type
+    value_plan = answer.node.types[width]
+    found = Project(Join(extended, answer.node, keys, span=span),
+                    keep + (Col(shift + 2 * width, value_plan), Col(shift + 2 * width + 1, "number")), span=span)
+    parts = [found]
+    # An aggregate without GROUP BY or HAVING has exactly one row per demand row; otherwise
+    # a demand row may have none (NULL) or several (an error).
+    if q.args.get("group") or q.args.get("having") or not find_aggregates(list(q.expressions)):
+        matched = Project(answer.node, tuple(Col(j, tp) for j, tp in enumerate(answer.node.types[:width])), span=span)
+        t.check_at_most_one_row(matched, e, by=tuple(range(width)))
+        alone = Antijoin(extended, Distinct(matched, span=span), keys, span=span)
+        parts.append(Project(alone, keep + (ZERO[value_type], Const(1, "number")), span=span))
+    node = parts[0] if len(parts) == 1 else Union(tuple(parts), span=span)
+    env.rel = Rel(node, rel.columns + (Column(None, None, value_type, shift, shift + 1),))
     return env.rel.value(len(env.rel.columns) - 1)

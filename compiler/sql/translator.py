@@ -108,12 +108,19 @@ class Translator:
         self.steps.append(Binding(name, flag, span=span))
         self.checks.append((name, message))
 
-    def check_at_most_one_row(self, node, e) -> None:
+    def check_at_most_one_row(self, node, e, by=()) -> None:
+        """An error at commit whenever `node` has more than one row (per value of the `by` columns)."""
         span = self.span(e)
-        ones = Project(node, (Const(1, "number"),), span=span)
-        counted = Aggregate(ones, (0,), "count", None, span=span)
+        if by:
+            rows = Project(node, tuple(Col(c, node.types[c]) for c in by), span=span)
+        else:
+            rows = Project(node, (Const(1, "number"),), span=span)
+        group = tuple(range(rows.arity))
+        counted = Aggregate(rows, group, "count", None, span=span)
         where = f" at line {span.line}, column {span.column}" if span else ""
-        self.check(Filter(counted, _gt(Col(1, "number"), 1), span=span), f"a scalar subquery{where} returned more than one row", span)
+        what = "a correlated scalar subquery" if by else "a scalar subquery"
+        many = Filter(counted, _gt(Col(len(group), "number"), 1), span=span)
+        self.check(many, f"{what}{where} returned more than one row{' for an outer row' if by else ''}", span)
 
     def note_aggregate(self, calls, sel) -> None:
         if self.aggregate_hook is not None:

@@ -192,3 +192,30 @@ with g as (select a, count(*) as n from t group by a) select * from g join s usi
 select * from t join s using (a) join s as s2 using (a);
 select * from edge e1 join edge e2 using (src);
 select distinct a from t natural join s where e is not null;
+
+-- correlated scalar subqueries (decorrelated: grouped per outer value, LEFT-joined back)
+select a, (select max(b) from s where s.a = t.a) as m from t;
+select a, b from t where b > (select avg(b) from s where s.a = t.a);
+select a, (select count(*) from s where s.a = t.a) as n from t;
+select a, (select count(s.e) from s where s.a = t.a and s.b < t.b) as n from t;
+select a, (select min(e) from s where s.b = t.b) as m from t;
+select a, (select sum(s.b) from s where s.a = t.a) + 1 as m from t;
+select t.a, (select max(e.dst) from edge e where e.src = t.a) as far from t where t.b is not null;
+select a, b from t where a = (select min(s.a) from s where s.b = t.b);
+select a, coalesce((select max(b) from s where s.a = t.a), -1) as m from t;
+select a, (select count(*) from s where s.a = t.a) as n, (select max(s.b) from s where s.b < t.b) as m from t;
+select a, count(*), (select count(*) from s where s.a = t.a) as n from t group by a;
+select a, (select max(x.b) from s as x where x.a = t.a having count(*) > 1) as m from t;
+select e.src, (select count(*) from edge f where f.src = e.dst) as next from edge e;
+select a from t group by a having count(*) > (select count(*) from s where s.a = t.a);
+select a, (select count(distinct e) from s where s.a = t.a) as n from t;
+select a, b, (select count(*) from s where s.a = t.a and s.b = t.b) as n from t;
+select a, case when (select count(*) from s where s.a = t.a) > 1 then 'many' else 'few' end as k from t;
+select a, b from t where b < 0 or b > (select max(s.b) from s where s.a = t.a);
+select a, b from t where exists (select 1 from s where s.a = t.a having count(*) > 1);
+select a, b from t where b in (select max(s.b) from s where s.a = t.a);
+select a, b from t where b not in (select min(s.b) from s where s.a = t.a);
+select a, (select max(s.b) from s where s.a = t.a and s.b > (select min(e.dst) from edge e where e.src = t.a)) as m from t;
+select a, (select max(s.b) from s where s.a = t.a and s.b < (select min(e.dst) from edge e where e.src = s.a)) as m from t;
+select x.a, (select count(*) from t as y where y.a < x.a) as rank_ from t as x;
+select a, (select max(b) from s where s.a = t.a group by s.a) as m from t;

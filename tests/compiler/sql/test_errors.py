@@ -30,6 +30,11 @@ CASES = [
     ("delete from t", UnsupportedSQLError, 1, 13, "statement DELETE is not supported (only queries and CREATE VIEW)"),
     ("select a from t where c", TypeMismatchError, 1, 23, "a condition must be a boolean, but t.c is a text"),
     ("select a, count(*) from t", UnknownColumnError, 1, 8, "column t.a must appear in GROUP BY or be used in an aggregate"),
+    ("select t.a from t\njoin s on s.b = (select max(b) from s)", UnsupportedSQLError, 2, 29, "a subquery in JOIN ... ON is not supported (move it to WHERE)"),
+    ("select a, (select max(b) from s where s.a = t.a limit 1) from t", UnsupportedSQLError, 1, 55, "LIMIT in a correlated scalar subquery is not supported"),
+    ("select a, count(*) from t group by (select max(b) from s)", UnsupportedSQLError, 1, 48, "a subquery in GROUP BY is not supported"),
+    ("select sum((select max(b) from s where s.a = t.a)) from t", UnsupportedSQLError, 1, 24, "a subquery in the argument of SUM is not supported"),
+    ("select a, (select b from s where s.a = t.a union select 1) from t", UnsupportedSQLError, 1, 19, "a correlated scalar subquery must be a plain SELECT"),
     ("select * from t join edge using (a)", UnknownColumnError, 1, 34, "JOIN ... USING (a): both sides need a column 'a'"),
     ("select *\nfrom s natural join edge", UnsupportedSQLError, 2, 21, "NATURAL JOIN with edge: no column in common (write CROSS JOIN for a cross product)"),
 ]
