@@ -74,10 +74,4 @@ def dense_ids(first: np.ndarray, rows: np.ndarray):
     Returns (ids, representatives): ids[i] is the number of column i, and
     column representatives[j] is one with number j.
     """
-    order = sort_rows(first, rows)
-    starts = run_starts(first[order], rows[:, order])
-    marks = np.zeros(len(order), INT)
-    marks[starts] = 1
-    ids = np.empty(len(order), INT)
-    ids[order] = np.cumsum(marks) - 1
-    return ids, order[starts]
+    return kernels.dense_rows(first.astype(INT, copy=False), rows.astype(INT, copy=False))

@@ -239,6 +239,45 @@ def _consolidate_runs(keyhash, cols, time, diff, order):
     return out_pos[:m], out_diff[:m]
 
 
+@numba.njit([(V, M)], cache=True, nogil=True)
+def dense_rows(first, rows):
+    """Number the distinct (first, rows) columns 0, 1, ... in sorted order.
+
+    Returns (ids, representatives): ids[i] is column i's number and column
+    representatives[j] is the first (in input order) with number j.
+    """
+    n = first.shape[0]
+    order = sort_rows(first, rows)
+    ids = np.empty(n, np.int64)
+    reps = np.empty(n, np.int64)
+    m = -1
+    for k in range(n):
+        i = order[k]
+        if k == 0 or first[i] != first[order[k - 1]] or not same_columns(rows, i, rows, order[k - 1]):
+            m += 1
+            reps[m] = i
+        ids[i] = m
+    return ids, reps[:m + 1]
+
+
+@numba.njit([(M, M)], cache=True, nogil=True)
+def in_advance_product(frontier, times):
+    """For each column of `times`: is some column of `frontier` <= it in every coordinate?"""
+    n = times.shape[1]
+    out = np.zeros(n, np.bool_)
+    for i in range(n):
+        for f in range(frontier.shape[1]):
+            below = True
+            for k in range(times.shape[0]):
+                if frontier[k, f] > times[k, i]:
+                    below = False
+                    break
+            if below:
+                out[i] = True
+                break
+    return out
+
+
 @numba.njit([(V, M, M, V)], cache=True, nogil=True)
 def arrange_order(keyhash, cols, time, diff):
     """Sort updates into arranged order and consolidate: (positions, diffs)."""

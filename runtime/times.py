@@ -23,6 +23,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from runtime.kernels import in_advance_product
+
 EPOCH, ITERATION, ALTNEU = "epoch", "iteration", "altneu"
 
 
@@ -141,7 +143,7 @@ class Lattice:
     def lower_bound(self, times: np.ndarray) -> tuple:
         """One time <= every column of `times` (their meet); a cheap pointstamp."""
         if self.is_product:
-            return tuple(int(x) for x in times.min(axis=1))
+            return tuple(times.min(axis=1).tolist())
         acc = times[:, :1]
         for i in range(1, times.shape[1]):
             acc = self.meet_arrays(acc, times[:, i : i + 1])
@@ -155,12 +157,17 @@ def _col(t) -> np.ndarray:
 class Antichain:
     """An immutable set of mutually incomparable times (a frontier)."""
 
-    __slots__ = ("lattice", "elements")
+    __slots__ = ("lattice", "elements", "_columns")
 
     def __init__(self, lattice: Lattice, elements: Iterable[tuple] = ()):
         self.lattice = lattice
+        self._columns = None
+        distinct = set(tuple(map(int, e)) for e in elements)
+        if len(distinct) <= 1:
+            self.elements = tuple(distinct)
+            return
         minimal: list[tuple] = []
-        for t in sorted(set(tuple(int(x) for x in e) for e in elements)):
+        for t in sorted(distinct):
             # Sorted lexicographically (a linear extension), so no later element
             # can be strictly below an earlier one.
             if not any(lattice.le(m, t) for m in minimal):
@@ -191,10 +198,19 @@ class Antichain:
 
     def in_advance_mask(self, times: np.ndarray) -> np.ndarray:
         """Vectorised `less_equal` over the columns of a (depth, n) array."""
+        if self.lattice.is_product:
+            return in_advance_product(self.columns(), times)
         mask = np.zeros(times.shape[1], dtype=bool)
         for f in self.elements:
             mask |= self.lattice.le_arrays(_col(f), times)
         return mask
+
+    def columns(self) -> np.ndarray:
+        """The elements as the columns of a (depth, k) int64 array."""
+        if self._columns is None:
+            cols = np.array(self.elements, dtype=np.int64).reshape(len(self.elements), self.lattice.depth).T
+            self._columns = np.ascontiguousarray(cols)
+        return self._columns
 
     def meet(self, other: "Antichain") -> "Antichain":
         """The lower envelope: times in advance of either antichain."""

@@ -25,7 +25,7 @@ import numpy as np
 
 from runtime.batch import INT
 from runtime.symbols import decode_floats, encode_floats
-from runtime.grouping import dense_ids, minimal_times, run_starts, sort_rows, sum_by, unique_pairs
+from runtime.grouping import dense_ids, minimal_times, sort_rows, sum_by, unique_pairs
 from runtime.operators import reduce_kernels as kernels
 from runtime.operators.arrange import Arranged
 from runtime.times import ALTNEU, Antichain
@@ -228,10 +228,7 @@ class ReduceOp(Operator):
     def _hold(self, frontier: Antichain) -> None:
         if len(self.pending_hash) > 1:
             # Keep each pending (key, time) once.
-            rows = np.concatenate([self.pending_key, self.pending_time], axis=0)
-            order = sort_rows(self.pending_hash, rows)
-            starts = run_starts(self.pending_hash[order], rows[:, order])
-            idx = order[starts]
+            _, idx = dense_ids(self.pending_hash, np.concatenate([self.pending_key, self.pending_time], axis=0))
             self.pending_hash, self.pending_key, self.pending_time = (
                 self.pending_hash[idx], self.pending_key[:, idx], self.pending_time[:, idx])
         self.set_capabilities(minimal_times(self.lattice, self.pending_time))
@@ -255,7 +252,7 @@ class ReduceOp(Operator):
         if self._fused:
             out_g, out_t, out_d, later_g, later_t = kernels.distinct_step(
                 ngroups, gid, time, i_hist.owner, i_hist.time, i_hist.diff, o_hist.owner, o_hist.time, o_hist.diff,
-                _columns(since, lat.depth), _columns(frontier, lat.depth))
+                since.columns(), frontier.columns())
             if len(later_g):
                 self._defer(ukeyhash[later_g], ukey[:, later_g], later_t)
             if len(out_g):
@@ -307,11 +304,6 @@ class ReduceOp(Operator):
     def _emit(self, out: ArrangedBatch) -> None:
         self.out_trace.insert(out)
         self.send(out)
-
-
-def _columns(frontier: Antichain, depth: int) -> np.ndarray:
-    """An antichain as a (depth, k) array."""
-    return np.array(frontier.elements, dtype=INT).reshape(len(frontier.elements), depth).T.copy()
 
 
 def _by_value(owner, val, time, diff):
