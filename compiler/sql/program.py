@@ -118,6 +118,7 @@ class SQLProgram(Program):
             else:
                 raise error_at(UnsupportedSQLError, f"statement {stmt.key.upper()} is not supported (only queries and CREATE VIEW)", stmt, source)
             _check_tables(query, tables, t.views, source)
+            _check_asof_using(query, source)
             try:
                 qualified = qualify(query, schema=qualify_schema, dialect=dialect, quote_identifiers=False, identify=False)
             except OptimizeError as e:
@@ -167,6 +168,13 @@ def _check_tables(query, tables, views, source) -> None:
         if name and name not in tables and name not in views and name not in ctes and not isinstance(table.this, exp.Func):
             known = ", ".join(sorted(tables)) or "none"
             raise error_at(UnknownRelationError, f"unknown table '{table.name}' (the schema's tables: {known})", table, source)
+
+
+def _check_asof_using(query, source) -> None:
+    """ASOF JOIN ... USING (k, t) means k equal and t >=; qualify would make both equalities."""
+    for join in query.find_all(exp.Join):
+        if (join.args.get("method") or "").upper() == "ASOF" and join.args.get("using"):
+            raise error_at(UnsupportedSQLError, "ASOF JOIN ... USING is not supported (write ON l.k = r.k AND l.t >= r.t)", join.this, source)
 
 
 def _parse_error(e: SqlglotParseError, source: Source) -> ParseError:

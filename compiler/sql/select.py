@@ -163,6 +163,10 @@ def _join(t, rel: Rel, join: exp.Join) -> Rel:
     side = (join.side or "").upper()
     kind = (join.kind or "").upper()
     method = (join.args.get("method") or "").upper()
+    if method == "ASOF":
+        from compiler.sql.asof import asof_join
+
+        return asof_join(t, rel, join, from_item(t, join.this))
     if method == "NATURAL":  # qualify made every NATURAL JOIN with common columns an ON
         raise t.error(UnsupportedSQLError, f"NATURAL JOIN with {join.this.alias_or_name}: no column in common (write CROSS JOIN for a cross product)", join.this)
     if kind in ("SEMI", "ANTI", "ASOF", "POSITIONAL") or method:

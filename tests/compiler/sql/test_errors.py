@@ -35,6 +35,12 @@ CASES = [
     ("select a, count(*) from t group by (select max(b) from s)", UnsupportedSQLError, 1, 48, "a subquery in GROUP BY is not supported"),
     ("select sum((select max(b) from s where s.a = t.a)) from t", UnsupportedSQLError, 1, 24, "a subquery in the argument of SUM is not supported"),
     ("select a, (select b from s where s.a = t.a union select 1) from t", UnsupportedSQLError, 1, 19, "a correlated scalar subquery must be a plain SELECT"),
+    ("select * from t asof right join s on t.a = s.a and t.b >= s.b", UnsupportedSQLError, 1, 33, "ASOF RIGHT JOIN is not supported (ASOF JOIN and ASOF LEFT JOIN are)"),
+    ("select *\nfrom t asof join s using (a, b)", UnsupportedSQLError, 2, 18, "ASOF JOIN ... USING is not supported (write ON l.k = r.k AND l.t >= r.t)"),
+    ("select * from t asof join s on t.a = s.a and t.b >= s.b and t.d > s.b", UnsupportedSQLError, 1, 61, "ASOF JOIN takes one inequality (of times) in ON, not two"),
+    ("select * from t asof join s on t.a = s.a", UnsupportedSQLError, 1, 32, "ASOF JOIN needs an inequality of times in ON (such as o.t >= p.t)"),
+    ("select * from t asof join s on t.a = s.a and t.c >= s.e", UnsupportedSQLError, 1, 46, "ASOF JOIN compares times of int or float type, not text"),
+    ("select * from t asof join s on t.a = s.a and t.b >= s.b and s.e = 'x'", UnsupportedSQLError, 1, 61, "ASOF JOIN's ON takes equalities and one inequality, each between a left and a right expression"),
     ("select * from t join edge using (a)", UnknownColumnError, 1, 34, "JOIN ... USING (a): both sides need a column 'a'"),
     ("select *\nfrom s natural join edge", UnsupportedSQLError, 2, 21, "NATURAL JOIN with edge: no column in common (write CROSS JOIN for a cross product)"),
 ]
