@@ -51,6 +51,10 @@ def _drop(node: Node, presence_only: bool, memo) -> Node:
         # An as-of join looks events up in the relations as they are, multiplicities
         # included: their Distincts (sets) are part of its meaning.
         done = node.with_children([_drop(c, False, memo) for c in node.children()])
+    elif getattr(node, "multiplicities_matter", False):
+        # A front end's own node whose answer depends on its inputs' multiplicities
+        # (SQL's AsOfJoin: each change of a row is an event); it keeps their Distincts.
+        done = node.with_children([_drop(c, False, memo) for c in node.children()])
     elif isinstance(node, Join):
         done = node.with_children([_drop(c, presence_only, memo) for c in node.children()])
     else:  # Filter, Project, Union pass multiplicities through; leaves have no children

@@ -220,3 +220,18 @@ def test_asof_example():
     s.insert("prices", [("tea", 4, 260)])  # a late correction: billed orders keep their price
     s.insert("orders", [(5, "tea", 6)])
     assert s.commit() == {"billed": [((5, "tea", 260), 1)]}
+
+
+def test_a_set_on_the_left_stays_a_set_under_a_distinct():
+    # `select distinct *` makes a second insertion of the same order no event; the optimizer
+    # must keep that Distinct even though the consumer (DISTINCT) only needs presence.
+    sql = "select distinct x.id, p.v from (select distinct * from o) x asof join p on x.k = p.k and x.t >= p.t"
+    s = compile_sql(sql, EVENTS, dialect="duckdb").session()
+    s.insert("p", [(1, 0, 10)])
+    s.insert("o", [(1, 1, 5)])
+    s.commit()
+    s.remove("p", [(1, 0, 10)])
+    s.insert("p", [(1, 0, 12)])
+    s.insert("o", [(1, 1, 5)])
+    s.commit()
+    assert s.read("result") == [(1, 10)]
