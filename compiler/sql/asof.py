@@ -180,6 +180,9 @@ def asof_join(t, left: Rel, join: exp.Join, right: Rel) -> Rel:
     side = (join.side or "").upper()
     if side not in ("", "LEFT"):
         raise t.error(UnsupportedSQLError, f"ASOF {side} JOIN is not supported (ASOF JOIN and ASOF LEFT JOIN are)", join)
+    recursive = _recursive_cte_around(join)
+    if recursive is not None:  # retractions that do not cancel have no fixpoint meaning
+        raise t.error(UnsupportedSQLError, f"ASOF JOIN in the recursive CTE '{recursive}' is not supported", join)
     on = join.args.get("on")
     if on is None:
         raise t.error(UnsupportedSQLError, "ASOF JOIN needs ON: equal keys and one inequality of times (o.t >= p.t)", join)
@@ -204,9 +207,9 @@ def asof_join(t, left: Rel, join: exp.Join, right: Rel) -> Rel:
     if inequality is None:
         raise t.error(UnsupportedSQLError, "ASOF JOIN needs an inequality of times in ON (such as o.t >= p.t)", on)
     left_env, right_env = Env(t, left), Env(t, right)
-    pairs = [(_value(t, left_env, a), _value(t, right_env, b), a) for a, b in keys]
+    pairs = [(translate(left_env, a), translate(right_env, b), a) for a, b in keys]
     a, b, op, where = inequality
-    lt, rt = _value(t, left_env, a), _value(t, right_env, b)
+    lt, rt = translate(left_env, a), translate(right_env, b)
     if left_env.rel is not left or right_env.rel is not right:
         raise t.error(UnsupportedSQLError, "a subquery in ASOF JOIN's ON is not supported", on)
     pairs = [_unified(t, x, y, node) for x, y, node in pairs]
@@ -240,6 +243,19 @@ def asof_join(t, left: Rel, join: exp.Join, right: Rel) -> Rel:
     return Rel(joined, lp.columns[:n_left] + moved)
 
 
+def _recursive_cte_around(join: exp.Join) -> str | None:
+    """The name of a WITH RECURSIVE CTE whose group the join's SELECT reads, if it is inside one."""
+    select = join.parent
+    node = join
+    while node is not None:
+        if isinstance(node, exp.CTE) and isinstance(node.parent, exp.With) and node.parent.args.get("recursive"):
+            names = {c.alias_or_name for c in node.parent.expressions}
+            if {tb.name for tb in select.find_all(exp.Table)} & names:
+                return node.alias_or_name
+        node = node.parent
+    return None
+
+
 def _conjuncts(e) -> list:
     while isinstance(e, exp.Paren):
         e = e.this
@@ -257,10 +273,6 @@ def _side(e, left_tables, right_tables) -> str | None:
     if tables <= left_tables:
         return "left"
     return None
-
-
-def _value(t, env: Env, e):
-    return translate(env, e)
 
 
 def _unified(t, x, y, node):

@@ -41,6 +41,8 @@ CASES = [
     ("select * from t asof join s on t.a = s.a", UnsupportedSQLError, 1, 32, "ASOF JOIN needs an inequality of times in ON (such as o.t >= p.t)"),
     ("select * from t asof join s on t.a = s.a and t.c >= s.e", UnsupportedSQLError, 1, 46, "ASOF JOIN compares times of int or float type, not text"),
     ("select * from t asof join s on t.a = s.a and t.b >= s.b and s.e = 'x'", UnsupportedSQLError, 1, 61, "ASOF JOIN's ON takes equalities and one inequality, each between a left and a right expression"),
+    ("with recursive r(a, b) as (select a, b from s union\n  select s.a, r.b + 1 from r asof join s on r.a = s.a and r.b >= s.b where r.b < 9) select * from r",
+     UnsupportedSQLError, 2, 40, "ASOF JOIN in the recursive CTE 'r' is not supported"),
     ("select * from t join edge using (a)", UnknownColumnError, 1, 34, "JOIN ... USING (a): both sides need a column 'a'"),
     ("select *\nfrom s natural join edge", UnsupportedSQLError, 2, 21, "NATURAL JOIN with edge: no column in common (write CROSS JOIN for a cross product)"),
 ]
