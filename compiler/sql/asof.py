@@ -101,7 +101,7 @@ class AsOfJoin(Node):
         left, right = inputs
         width, right_width, k = left.arity, right.arity, len(self.keys)
         lt, rt = self.times
-        greatest, strict = _INEQUALITIES[self.op]
+        greatest, _ = _INEQUALITIES[self.op]
         usable = left if self.usable is None else left.filter_columns(lambda d, u=self.usable: d[u] == 1)
         stream = usable.select([a for a, _ in self.keys] + list(range(width)))
         arranged = right.select([b for _, b in self.keys] + list(range(right_width)))
