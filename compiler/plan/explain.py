@@ -3,7 +3,9 @@
 Each node is one line -- its operator, its parameters with columns written
 `#i`, and its output column types -- followed by its inputs indented below. A
 subplan that occurs more than once (the optimizer shares common subplans) is
-written in full the first time, tagged `[n]`, and as `[n]` afterwards.
+written in full the first time, tagged `[n]`, and as `[n]` afterwards. The
+plan's multiway joins follow, each with the plan chosen for it and why
+(compiler.plan.rewrites.delta.JoinChoice).
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ def explain(plan: Plan) -> str:
         else:
             _binding(step, lines, counts, tags, "")
     lines.append("outputs " + ", ".join(plan.outputs))
+    if plan.join_choices:
+        lines.append("multiway joins (records each plan adds to what the program arranges anyway, N rows per relation;")
+        lines.append("  lookups when each input changes once; compiler.plan.rewrites.cost)")
+        lines += ["  " + line for choice in plan.join_choices for line in choice.describe().splitlines()]
     return "\n".join(lines)
 
 

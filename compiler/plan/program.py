@@ -54,6 +54,8 @@ class Plan:
     inputs: dict[str, tuple[str, ...]]  # name -> column types, in declaration order
     steps: tuple[Step, ...]
     outputs: tuple[str, ...]  # names of bindings (or inputs) the caller wants
+    # How the planner ran each multiway join and why (compiler.plan.rewrites.delta.JoinChoice), for explain.
+    join_choices: tuple = field(default=(), kw_only=True)
 
     def __post_init__(self):
         object.__setattr__(self, "steps", tuple(self.steps))
@@ -94,6 +96,12 @@ class Plan:
             else:
                 steps.append(replace(step, body=fn(step.body)))
         plan = object.__new__(Plan)
-        for name, value in (("inputs", self.inputs), ("steps", tuple(steps)), ("outputs", self.outputs)):
+        for name, value in (("inputs", self.inputs), ("steps", tuple(steps)), ("outputs", self.outputs), ("join_choices", self.join_choices)):
             object.__setattr__(plan, name, value)
+        return plan
+
+    def with_join_choices(self, choices) -> "Plan":
+        """The same plan, recording how its multiway joins are planned."""
+        plan = self.map_bodies(lambda body: body)
+        object.__setattr__(plan, "join_choices", tuple(choices))
         return plan

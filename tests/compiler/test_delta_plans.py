@@ -1,9 +1,10 @@
 """Delta-query plans: when the planner picks them, and that they compute what binary plans do.
 
-Each program is compiled twice, join_plan="delta" and join_plan="binary", and
-driven with the same random updates; after every commit both sessions must
-equal the naive oracle (tests.compiler.naive, via Replay). Updates spread over
-several distinct times in one advance must produce identical change logs.
+Each program is compiled three times, join_plan="auto", "delta" and "binary",
+and driven with the same random updates; after every commit every session
+must equal the naive oracle (tests.compiler.naive, via Replay). Updates spread
+over several distinct times in one advance must produce identical change logs.
+Which plan auto picks for which shape, and why, is tests.compiler.test_join_cost's.
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ FILTERED = EDGE + (
     ".output mono\n.output count_tri\n"
 )
 CHAIN = EDGE + "p3(a, d) :- edge(a, b), edge(b, c), edge(c, d).\n.output p3\n"
+STAR = EDGE + ".decl label(x: number, l: number)\n.input label\n" + (
+    "star(x, a, b, l) :- edge(x, a), edge(x, b), label(x, l), a < b.\n.output star\n"
+)
+# q's intermediate edge(a, b), edge(b, c) keyed by c is arranged anyway for p's antijoin:
+# auto keeps q binary.
+SHARED_INTERMEDIATE = EDGE + ".decl blocked(x: number)\n.input blocked\n.decl label(x: number, l: number)\n.input label\n" + (
+    "p(a, c) :- edge(a, b), edge(b, c), !blocked(c).\n"
+    "q(a, l) :- edge(a, b), edge(b, c), label(c, l).\n"
+    ".output p\n.output q\n"
+)
 RECURSIVE = EDGE + (
     "tc(a, b) :- edge(a, b).\n"
     "tc(a, c) :- tc(a, b), tc(b, c), edge(a, c).\n"  # a cycle through the recursive relation
@@ -52,9 +63,11 @@ def test_auto_plans_cyclic_joins_as_delta_queries(text):
     assert any(isinstance(n, Join) for b in binary.plan.bindings() for n in walk(b.body))
 
 
-def test_auto_keeps_acyclic_joins_and_recursion_binary():
-    assert not delta_joins(compiler.compile_datalog(CHAIN))
-    assert len(delta_joins(compiler.compile_datalog(CHAIN, join_plan="delta"))) == 1
+def test_auto_plans_acyclic_joins_by_cost_and_keeps_recursion_binary():
+    assert len(delta_joins(compiler.compile_datalog(CHAIN))) == 1  # no intermediate arranged is cheaper
+    assert len(delta_joins(compiler.compile_datalog(STAR))) == 1
+    assert len(delta_joins(compiler.compile_datalog(SHARED_INTERMEDIATE))) == 0  # it is arranged anyway
+    assert not delta_joins(compiler.compile_datalog(CHAIN, join_plan="binary"))
     auto = compiler.compile_datalog(RECURSIVE)
     # tri_tc is outside the fixpoint (a delta query); tc's recursive rule stays binary
     assert len(delta_joins(auto)) == 1
@@ -80,7 +93,7 @@ commits = st.lists(st.tuples(st.lists(edges, max_size=8), st.lists(edges, max_si
 
 
 def _drive(text, steps, extra=None):
-    replays = [Replay(compiler.compile_datalog(text, join_plan=p)) for p in ("delta", "binary")]
+    replays = [Replay(compiler.compile_datalog(text, join_plan=p)) for p in ("auto", "delta", "binary")]
     present: set = set()
     for added, removed in steps:
         removed = [r for r in dict.fromkeys(removed) if r in present and r not in added]
@@ -117,6 +130,30 @@ def test_filters_and_aggregates_over_delta_joins(steps, colors):
             r.insert("color", list(dict.fromkeys(colors)))
 
     _drive(FILTERED, steps, colored)
+
+
+side_rows = st.lists(st.tuples(st.sampled_from(["blocked", "label"]), st.integers(0, 4), st.integers(0, 1)), max_size=6)
+
+
+@settings(max_examples=20, deadline=None)
+@given(commits, side_rows)
+def test_acyclic_joins_under_every_plan(steps, side):
+    """auto picks delta for the chain and the star, binary for q: all equal the oracle."""
+
+    rows = list(dict.fromkeys((rel, (x,) if rel == "blocked" else (x, l)) for rel, x, l in side))
+
+    def sides(r):  # all side rows with the first commit, then one retracted with each next commit
+        mine = [(rel, row) for rel, row in rows if rel in r.program.inputs]
+        if r.commits == 0:
+            for rel, row in mine:
+                r.insert(rel, [row])
+        elif r.commits <= len(mine):
+            rel, row = mine[r.commits - 1]
+            r.remove(rel, [row])
+
+    _drive(CHAIN, steps)
+    _drive(STAR, steps, sides)
+    _drive(SHARED_INTERMEDIATE, steps, sides)
 
 
 @settings(max_examples=15, deadline=None)

@@ -8,8 +8,9 @@ plan` that does one thing, and `optimize` runs them in order:
                      turning equalities across a cross product into join keys;
 3. drop_distincts -- no Distinct where only presence matters or rows are already a set
                      (before ordering, so filtered inputs show their filters to it);
-4. plan_delta_joins -- cyclic multiway joins become DeltaJoins (delta queries: only the
-                     base relations are arranged; compiler.plan.rewrites.delta);
+4. plan_delta_joins -- cyclic multiway joins, and others the cost model finds cheaper,
+                     become DeltaJoins (delta queries: only the base relations are
+                     arranged; compiler.plan.rewrites.delta and .cost);
 5. order_joins    -- rebuild join clusters left-deep: connected relations first, keys
                      from shared variables, no cross product when avoidable;
 6. prune_columns  -- carry only columns something reads; narrow what gets indexed;
