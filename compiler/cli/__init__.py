@@ -63,7 +63,7 @@ def _schema_options(p) -> None:
 
 def _join_plan_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--join-plan", choices=("auto", "binary", "delta"), default="auto",
-                   help="multiway joins as delta queries (delta), as binary joins (binary), or delta for cyclic joins (auto, the default)")
+                   help="multiway joins as delta queries (delta), as binary joins (binary), or delta for cyclic joins and where the cost model finds it cheaper (auto, the default; explain shows each choice)")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -7,8 +7,9 @@ operator (`#id name`, what it is about, where its output goes), grouped by
 iterate scope, with each arrangement's key width and how many operators read
 it (an arrangement read by more than one is shared). `--dot FILE` writes the
 same graph as DOT, iterate scopes as clusters and arrangements as boxes; a
-FILE ending in .png or .svg is rendered with Graphviz's `dot` (FILE.dot keeps
-the source) when Graphviz is installed.
+FILE ending in .png or .svg gets the picture instead: the DOT text goes to
+Graphviz's `dot -Tpng|-Tsvg -o FILE` on its standard input. Without `dot` on
+PATH that is a one-line error (exit 1) saying so.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from compiler.cli.inputs import pushdown
 def explain_command(args) -> int:
     from compiler.cli.run import declared_tables
 
+    if args.dot:
+        graphviz(args.dot)  # without Graphviz, fail before printing anything
     program = load_program(args.program, declared_tables(args), args.join_plan)
     graph = DataflowGraph(program.session(capture="outputs").dataflow)
     lines = ["logical plan", *("  " + l for l in program.explain().splitlines())]
@@ -118,21 +121,39 @@ class DataflowGraph:
         return "\n".join(out) + "\n"
 
 
+RENDERED = {".png": "png", ".svg": "svg"}  # Graphviz output formats by file suffix; any other FILE gets the DOT text
+
+
+def graphviz(path: str) -> tuple[str, str] | None:
+    """(dot program, output format) when `path` asks for a picture, None for DOT text; UserError without `dot`."""
+    fmt = RENDERED.get(os.path.splitext(path)[1].lower())
+    if fmt is None:
+        return None
+    dot = shutil.which("dot")
+    if dot is None:
+        stem = os.path.splitext(path)[0]
+        raise UserError(f"writing {path} needs Graphviz (its `dot` program is not on PATH); install it, or write the DOT text instead: --dot {stem}.dot")
+    return dot, fmt
+
+
 def write_dot(text: str, path: str) -> None:
-    render = os.path.splitext(path)[1].lower() in (".png", ".svg")
-    source = path + ".dot" if render else path
+    """Write the DOT text to `path`, or Graphviz's rendering of it for a .png or .svg `path`."""
+    render = graphviz(path)
+    if render is None:
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise UserError(f"cannot write {path}: {e.strerror}") from None
+        return
+    dot, fmt = render
     try:
-        with open(source, "w", encoding="utf-8") as f:
-            f.write(text)
+        done = subprocess.run([dot, f"-T{fmt}", "-o", path], input=text, capture_output=True, text=True)
     except OSError as e:
-        raise UserError(f"cannot write {source}: {e.strerror}") from None
-    if render:
-        dot = shutil.which("dot")
-        if dot is None:
-            raise UserError(f"Graphviz's `dot` is not installed: wrote the DOT source to {source}, but not {path}")
-        done = subprocess.run([dot, "-T" + path.rsplit(".", 1)[1].lower(), source, "-o", path], capture_output=True, text=True)
-        if done.returncode:
-            raise UserError(f"dot failed rendering {path}: {done.stderr.strip().splitlines()[0] if done.stderr.strip() else done.returncode}")
+        raise UserError(f"cannot run {dot}: {e.strerror}") from None
+    if done.returncode:
+        why = done.stderr.strip().splitlines()[0] if done.stderr.strip() else f"exit code {done.returncode}"
+        raise UserError(f"Graphviz's dot could not write {path}: {why}")
 
 
 def _quote(s: str) -> str:
