@@ -47,9 +47,9 @@ class Tables:
             self._duck_insert(name, self.rows[name])
 
     def _duck_insert(self, name, rows):
-        if rows:
-            marks = ", ".join("?" * len(SCHEMA[name]))
-            self.duck.executemany(f"INSERT INTO {name} VALUES ({marks})", [list(r) for r in rows])
+        if rows:  # one statement: executemany costs a statement per row
+            marks = "(" + ", ".join("?" * len(SCHEMA[name])) + ")"
+            self.duck.execute(f"INSERT INTO {name} VALUES {', '.join([marks] * len(rows))}", [v for r in rows for v in r])
 
     def load(self, session) -> None:
         for name, rows in self.rows.items():
@@ -70,6 +70,36 @@ class Tables:
                 rows.append(row)
                 session.insert(name, [row])
                 self._duck_insert(name, [row])
+
+    def mixed_changes(self, session, n: int, names=None) -> None:
+        """n random changes to the tables `names` (default all) for one commit, in the session and in
+        DuckDB (each changed table rewritten once).
+
+        Inserts of new rows (NULLs in any column, sometimes in every column),
+        inserts of another copy of a present row, deletes of one copy of a
+        present row (possibly one inserted earlier in the same commit).
+        """
+        changed = set()
+        for _ in range(n):
+            name = self.rng.choice(list(names or self.rows))
+            rows = self.rows[name]
+            kind = self.rng.random()
+            if rows and kind < 0.45:
+                row = rows.pop(self.rng.randrange(len(rows)))
+                session.remove(name, [row])
+            else:
+                if rows and kind < 0.6:
+                    row = self.rng.choice(rows)
+                elif kind < 0.65:
+                    row = (None,) * len(SCHEMA[name])
+                else:
+                    row = random_row(self.rng, name)
+                rows.append(row)
+                session.insert(name, [row])
+            changed.add(name)
+        for name in changed:
+            self.duck.execute(f"DELETE FROM {name}")
+            self._duck_insert(name, self.rows[name])
 
     def duck_rows(self, sql: str) -> list[tuple]:
         return [tuple(r) for r in self.duck.execute(sql).fetchall()]
