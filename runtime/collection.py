@@ -276,8 +276,16 @@ class Collection:
 
     # -- reductions -------------------------------------------------------------
 
-    def _reduce(self, reducer, key: int, out_types, label: str, is_set=False) -> "Collection":
-        op = ReduceOp(self.dataflow, self.arrange_by_key(key), reducer, label)
+    def reduce_columns(self, reducer: reducers.Reducer, key: int, out_types, label: str = "reduce", is_set=False) -> "Collection":
+        """A vectorised reduction: `reducer(group, val, count)` over every changed key at once.
+
+        The reducer gets the consolidated (group id, value columns, count) of all
+        keys and times in play, sorted by group then value, and returns its output
+        the same way (see `runtime.operators.reduce.Reducer`); `out_types` are the
+        output value columns' types. `is_set` promises the output has no
+        duplicate rows (later `distinct` calls become free).
+        """
+        op = ReduceOp(self.dataflow, self.arrange_by_key(self._key(key)), reducer, label)
         return Collection(self.scope, op.output(), self.types[:key] + tuple(out_types), op.arranged(), is_set=is_set)
 
     def reduce(self, fn: Callable, key: int = 1, types=None, arity=None) -> "Collection":
@@ -285,27 +293,27 @@ class Collection:
         key = self._key(key)
         out = self.types[key:] if types is None and arity is None else normalize_types(types, arity)
         reducer = reducers.PythonReducer(fn, self.dataflow.codec, self.types[:key], self.types[key:], out)
-        return self._reduce(reducer, key, out, "reduce")
+        return self.reduce_columns(reducer, key, out, "reduce")
 
     def distinct(self) -> "Collection":
         if self.is_set:
             return self
-        return self._reduce(reducers.Distinct(), self.arity, (), "distinct", is_set=True)
+        return self.reduce_columns(reducers.Distinct(), self.arity, (), "distinct", is_set=True)
 
     def threshold(self, fn: Callable) -> "Collection":
         """Each distinct row with multiplicity fn(count), fn vectorised over int64 arrays."""
-        return self._reduce(reducers.Threshold(fn), self.arity, (), "threshold")
+        return self.reduce_columns(reducers.Threshold(fn), self.arity, (), "threshold")
 
     def count(self, key: int | None = None) -> "Collection":
         """(key..., number of rows with that key); key defaults to the whole row."""
         key = self.arity if key is None else self._key(key)
-        return self._reduce(reducers.Count(), key, (INT,), "count", is_set=True)
+        return self.reduce_columns(reducers.Count(), key, (INT,), "count", is_set=True)
 
     def sum(self, key: int = 1) -> "Collection":
         """(key..., sum of the single value column) per key (int columns wrap, float columns add as floats)."""
         if self.arity - self._key(key) != 1:
             raise DataflowError("sum() needs exactly one value column after the key")
-        return self._reduce(reducers.Sum(self.types[key] == FLOAT), key, self.types[key:], "sum", is_set=True)
+        return self.reduce_columns(reducers.Sum(self.types[key] == FLOAT), key, self.types[key:], "sum", is_set=True)
 
     def mean(self, key: int = 1) -> "Collection":
         """(key..., mean of the single value column, a float) per key with rows."""
@@ -313,16 +321,16 @@ class Collection:
             raise DataflowError("mean() needs exactly one value column after the key")
         if self.types[key] == STR:
             raise DataflowError("mean() needs a numeric value column, not str")
-        return self._reduce(reducers.Mean(self.types[key] == FLOAT), key, (FLOAT,), "mean", is_set=True)
+        return self.reduce_columns(reducers.Mean(self.types[key] == FLOAT), key, (FLOAT,), "mean", is_set=True)
 
     def min(self, key: int = 1) -> "Collection":
         """(key..., smallest value) per key, values compared as tuples."""
         key = self._key(key)
-        return self._reduce(reducers.Extreme(self.arity - key, False), key, self.types[key:], "min", is_set=True)
+        return self.reduce_columns(reducers.Extreme(self.arity - key, False), key, self.types[key:], "min", is_set=True)
 
     def max(self, key: int = 1) -> "Collection":
         key = self._key(key)
-        return self._reduce(reducers.Extreme(self.arity - key, True), key, self.types[key:], "max", is_set=True)
+        return self.reduce_columns(reducers.Extreme(self.arity - key, True), key, self.types[key:], "max", is_set=True)
 
     def consolidate(self) -> "Collection":
         op = ConsolidateOp(self.dataflow, self.stream)

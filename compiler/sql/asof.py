@@ -119,8 +119,7 @@ class AsOfJoin(Node):
             types=left.types + ("int",) + right.types)
         events = differentiate(flagged.concat(markers))
         pick = _PickAsOf(1 + rt, greatest, pad_codes, right_width)
-        # Collection offers no public entry for a vectorised reducer; _reduce is what its own reductions use.
-        picked = events._reduce(pick, width, right.types, "asof_pick")
+        picked = events.reduce_columns(pick, width, right.types, "asof_pick")
         return integrate(picked)
 
 

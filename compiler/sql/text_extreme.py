@@ -52,9 +52,7 @@ class TextExtreme(Node):
         k = len(self.group)
         values = collection.select(self.group + (self.arg,))
         reducer = _PickText(values.dataflow.symbols, self.largest)
-        # Collection has no public entry for a vectorised reducer (only the Python-row
-        # `reduce`, one call per group); _reduce is the one every built-in reduction uses.
-        return values._reduce(reducer, k, values.types[k:], "max_text" if self.largest else "min_text", is_set=True)
+        return values.reduce_columns(reducer, k, values.types[k:], "max_text" if self.largest else "min_text", is_set=True)
 
 
 class _PickText(Reducer):

@@ -86,7 +86,7 @@ def hierarchical_top(rows, keys: "SortKeys", first: int, end: int, levels: int =
     """
     arity = rows.arity
     if levels == 0:
-        return rows._reduce(TopPlaces(keys, first, end), 0, rows.types, "top-k")
+        return rows.reduce_columns(TopPlaces(keys, first, end), 0, rows.types, "top-k")
     shift = np.uint64(64 - fan_in_bits * levels)
     per_bucket = TopPlaces(keys, 0, end)
 
@@ -99,14 +99,13 @@ def hierarchical_top(rows, keys: "SortKeys", first: int, end: int, levels: int =
         out[0] >>= fan_in_bits
         return out
 
-    # Collection._reduce takes a vectorised Reducer; the public reduce() only a row function.
     bucketed = rows.map_columns(with_bucket, types=("int",) + rows.types)
     for level in range(levels):
         if level:
             bucketed = bucketed.map_columns(coarser)
-        bucketed = bucketed._reduce(per_bucket, 1, rows.types, "top-k bucket")
+        bucketed = bucketed.reduce_columns(per_bucket, 1, rows.types, "top-k bucket")
     survivors = bucketed.select(range(1, arity + 1))
-    return survivors._reduce(TopPlaces(keys, first, end), 0, rows.types, "top-k")
+    return survivors.reduce_columns(TopPlaces(keys, first, end), 0, rows.types, "top-k")
 
 
 class SortKeys:
