@@ -47,6 +47,7 @@ from compiler.plan.ops import SYMBOL
 from compiler.sql.errors import UnsupportedSQLError
 from compiler.sql.expressions import Env, translate
 from compiler.sql.relation import Column, Rel, project
+from compiler.sql.subquery import conjuncts
 from compiler.sql.values import FALSE, FLOAT, INT, ONE, ZERO, Value, cast_value, common_type, if_, not_, or_
 from runtime.calculus import differentiate, integrate
 from runtime.operators.reduce import Reducer
@@ -189,7 +190,7 @@ def asof_join(t, left: Rel, join: exp.Join, right: Rel) -> Rel:
     right_tables = {c.table for c in right.columns}
     left_tables = {c.table for c in left.columns}
     keys, inequality = [], None
-    for part in _conjuncts(on):
+    for part in conjuncts(on):
         op = _OPS.get(type(part))
         sides = [_side(x, left_tables, right_tables) for x in (part.this, part.expression)] if op else None
         if op is None or sorted(sides, key=str) != ["left", "right"]:
@@ -253,14 +254,6 @@ def _recursive_cte_around(join: exp.Join) -> str | None:
                 return node.alias_or_name
         node = node.parent
     return None
-
-
-def _conjuncts(e) -> list:
-    while isinstance(e, exp.Paren):
-        e = e.this
-    if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
-    return [e]
 
 
 def _side(e, left_tables, right_tables) -> str | None:

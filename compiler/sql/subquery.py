@@ -34,17 +34,18 @@ from compiler.sql.relation import Column, Rel, project, stored_layout
 from compiler.sql.values import FALSE, TRUE, ZERO, Value, or_
 
 
-def _conjuncts(e) -> list:
+def conjuncts(e) -> list:
+    """The AND-ed parts of a condition (parentheses looked through)."""
     while isinstance(e, exp.Paren):
         e = e.this
     if isinstance(e, exp.And):
-        return _conjuncts(e.this) + _conjuncts(e.expression)
+        return conjuncts(e.this) + conjuncts(e.expression)
     return [e]
 
 
 def apply_where(t, rel: Rel, cond) -> Rel:
     plain, subs = [], []
-    for c in _conjuncts(cond):
+    for c in conjuncts(cond):
         inner, negated = c, False
         while isinstance(inner, (exp.Not, exp.Paren)):
             negated ^= isinstance(inner, exp.Not)
