@@ -40,11 +40,11 @@ statements (end each with ;):
 
 
 class Repl:
-    def __init__(self, program, spark, out=sys.stdout):
+    def __init__(self, program, spark, out=sys.stdout, reader: str = "spark"):
         self.program = program
         self.session = program.session(capture="all")
         self.spark = spark
-        self.loader = Loader(self.session, spark, pushdown(program), progress=False)
+        self.loader = Loader(self.session, spark, pushdown(program), progress=False, reader=reader)
         self.out = out
 
     # ---- statements ----
@@ -212,7 +212,7 @@ def repl(args) -> int:
     interactive = sys.stdin.isatty()
     failed = False
     try:
-        shell = Repl(program, spark)
+        shell = Repl(program, spark, reader=getattr(args, "reader", "spark"))
         inputs = initial_inputs(args, program)
         for rel, path in inputs:
             n = shell.loader.load(rel, path, time=0)

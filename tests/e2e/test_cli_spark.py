@@ -3,8 +3,11 @@
 
 Every answer is compared with the session API's answer on the same data (the
 oracle), never with numbers written here. Each command that reads tables starts
-its own Spark, so the tests that need Spark are few: run, run --changes, three
-watch runs, and one repl session that loads tables.
+its own Spark (tens of seconds on a busy 2-core machine), so the tests that need
+Spark are few: run, run --changes, three watch runs, and one repl session that
+loads tables; the SQL run reads its Parquet with Arrow (`--reader arrow`, no
+Spark: Spark's reads are the other tests'). The uninterrupted watch runs beside
+the one that gets killed.
 """
 
 import os
@@ -37,6 +40,15 @@ def command(args):
 
 def cli(*args, stdin=None, timeout=600):
     return subprocess.run(command(args), capture_output=True, text=True, input=stdin, timeout=timeout, cwd=ROOT)
+
+
+def start(*args, **options) -> subprocess.Popen:
+    return subprocess.Popen(command(args), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **options)
+
+
+def finish(proc: subprocess.Popen, timeout=600) -> subprocess.CompletedProcess:
+    out, err = proc.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def base_session():
@@ -82,7 +94,7 @@ def test_run_prints_the_answer_of_the_bundled_parquet_example():
 
 
 def test_run_dispatches_sql_with_the_schema_read_from_the_tables():
-    done = cli("run", str(ROOT / "examples" / "reach.sql"), "--input-dir", DATA)
+    done = cli("run", str(ROOT / "examples" / "reach.sql"), "--input-dir", DATA, "--reader", "arrow")
     assert done.returncode == 0, done.stderr
     schema = {"edge": {"src": "bigint", "dst": "bigint"}, "root": {"r": "bigint"}}
     oracle = compiler.compile_sql((ROOT / "examples" / "reach.sql").read_text(), schema=schema).session()
@@ -160,11 +172,21 @@ def test_watch_killed_mid_stream_and_restarted_equals_an_uninterrupted_run(tmp_p
     changes = tmp_path / "changes"
     plan = _change_files(changes)
 
-    # uninterrupted (written as JSON lines; the interrupted run writes Parquet)
-    whole = cli(*_watch_args(changes, tmp_path / "out1", tmp_path / "cp1", "--available-now", "--format", "jsonl"))
+    # uninterrupted (written as JSON lines; the interrupted run writes Parquet), beside the interrupted one
+    args = _watch_args(changes, tmp_path / "out1", tmp_path / "cp1", "--available-now", "--format", "jsonl")
+    running = start(*args, start_new_session=True)
+    try:
+        finished_before_kill, again = _kill_and_restart(changes, tmp_path / "out2", tmp_path / "cp2", len(plan))
+        whole = finish(running)
+    finally:
+        if running.poll() is None:  # a failure above: do not leave its Spark behind
+            os.killpg(running.pid, signal.SIGKILL)
+            running.communicate()
     assert whole.returncode == 0, whole.stderr
     uninterrupted = _accumulated(tmp_path / "out1")
     assert list((tmp_path / "out1").glob("reach/batch=*/part-*.json"))
+    assert again.returncode == 0, again.stderr
+    assert f"recovered {finished_before_kill} batches" in again.stdout
 
     # the oracle: one time per file, after the initial load at time 0
     oracle = base_session()
@@ -174,11 +196,16 @@ def test_watch_killed_mid_stream_and_restarted_equals_an_uninterrupted_run(tmp_p
         oracle.commit()
     assert Counter(uninterrupted) == Counter(row + (t, d) for row, t, d in oracle.change_log("reach"))
 
-    # interrupted: kill -9 once at least two batches are done, then restart until done
-    out2, cp2 = tmp_path / "out2", tmp_path / "cp2"
-    proc = subprocess.Popen(command(_watch_args(changes, out2, cp2, "--trigger", "1 second")),
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    ledger = cp2 / "deltalog" / "batches"
+    resumed = _accumulated(tmp_path / "out2")
+    assert len(resumed) == len(set(resumed))  # nothing twice
+    assert Counter(resumed) == Counter(uninterrupted)  # nothing lost
+
+
+def _kill_and_restart(changes, out, checkpoint, files: int) -> tuple[int, subprocess.CompletedProcess]:
+    """kill -9 a watch once at least two batches are done, then restart it until done:
+    (batches finished before the kill, the restarted run)."""
+    proc = start(*_watch_args(changes, out, checkpoint, "--trigger", "1 second"), start_new_session=True)
+    ledger = checkpoint / "deltalog" / "batches"
     deadline = time.time() + 400
     while time.time() < deadline and proc.poll() is None:
         if ledger.is_dir() and len(list(ledger.glob("*.json"))) >= 2:
@@ -188,14 +215,8 @@ def test_watch_killed_mid_stream_and_restarted_equals_an_uninterrupted_run(tmp_p
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
     finished_before_kill = len(list(ledger.glob("*.json")))
-    assert 2 <= finished_before_kill < len(plan)
-
-    again = cli(*_watch_args(changes, out2, cp2, "--available-now"))
-    assert again.returncode == 0, again.stderr
-    assert f"recovered {finished_before_kill} batches" in again.stdout
-    resumed = _accumulated(out2)
-    assert len(resumed) == len(set(resumed))  # nothing twice
-    assert Counter(resumed) == Counter(uninterrupted)  # nothing lost
+    assert 2 <= finished_before_kill < files
+    return finished_before_kill, cli(*_watch_args(changes, out, checkpoint, "--available-now"))
 
 
 # ---- repl ----

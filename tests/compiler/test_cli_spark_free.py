@@ -1,0 +1,67 @@
+"""Spark starts only when a command reads or writes a table through it.
+
+Starting Spark is what makes a CLI command slow (tens of seconds), so the
+commands that need no table -- check, explain, the error cases found before
+any read -- and `run` or `repl` with `--reader arrow` on local Parquet, the
+answer printed, must never ask for it. In process, with `SparkProvider._start` replaced by a
+failure: a command that started Spark would end with an internal error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+REACH = str(ROOT / "examples" / "reach.dl")
+DATA = str(ROOT / "examples" / "reach")
+
+
+@pytest.fixture(autouse=True)
+def no_spark(monkeypatch):
+    from runtime.spark import SparkProvider
+
+    def refuse(self):
+        raise RuntimeError("Spark was started")
+
+    monkeypatch.setattr(SparkProvider, "_start", refuse)
+
+
+def deltalog(*args, capsys) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_run_with_the_arrow_reader_prints_the_answer_without_spark(capsys):
+    code, out, err = deltalog("run", REACH, "--input-dir", DATA, "--reader", "arrow", capsys=capsys)
+    assert (code, err) == (0, "")
+    assert out.startswith("reach (")
+
+
+def test_check_and_explain_need_no_spark(capsys):
+    assert deltalog("check", REACH, capsys=capsys)[0] == 0
+    code, out, err = deltalog("explain", REACH, capsys=capsys)
+    assert (code, err) == (0, "") and "dataflow:" in out
+
+
+def test_errors_before_any_read_need_no_spark(tmp_path, capsys):
+    bad = tmp_path / "bad.dl"
+    bad.write_text(".decl edge(a: number, b: number)\n.input edge\nr(x) :- edge(x).\n")
+    code, _, err = deltalog("run", str(bad), "--input", f"edge={DATA}/edge.parquet", capsys=capsys)
+    assert code == 1 and err.startswith(f"{bad}:3:9: ArityError:")
+    code, _, err = deltalog("run", REACH, "--input", "edge=no/such/edge.parquet", capsys=capsys)
+    assert (code, err) == (1, "deltalog: error: 'edge': no/such/edge.parquet: no such file or directory\n")
+
+
+def test_repl_loads_parquet_with_the_arrow_reader_without_spark(monkeypatch, capsys):
+    import io
+
+    script = f"load edge {DATA}/edge.parquet; load root {DATA}/root.parquet; commit;\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(script))
+    code, out, err = deltalog("repl", REACH, "--reader", "arrow", capsys=capsys)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0].startswith("loaded ") and "committed time 0: " in out
