@@ -346,6 +346,124 @@ def _bit_prefix(tree, i):
     return total
 
 
+CHAIN_LIMIT = 32
+
+
+@numba.njit(inline='always', **_JIT)
+def _push_time(n, out_g, out_t, g, x, y):
+    """Append (g, (x, y)) at n, doubling the arrays when full."""
+    if n == out_g.shape[0]:
+        out_g = np.concatenate((out_g, np.empty(n, np.int64)))
+        out_t = np.concatenate((out_t, np.empty((out_t.shape[0], n), np.int64)), axis=1)
+    out_g[n] = g
+    out_t[0, n] = x
+    if out_t.shape[0] == 2:
+        out_t[1, n] = y
+    return n + 1, out_g, out_t
+
+
+@numba.njit(inline='always', **_JIT)
+def _push_out(n, out_g, out_t, out_d, g, x, y, diff):
+    """Append (g, (x, y), diff) at n, doubling the arrays when full."""
+    if n == out_d.shape[0]:
+        out_d = np.concatenate((out_d, np.empty(n, np.int64)))
+    out_d[n] = diff
+    n, out_g, out_t = _push_time(n, out_g, out_t, g, x, y)
+    return n, out_g, out_t, out_d
+
+
+@numba.njit(inline='always', **_JIT)
+def _chain_step(g, new, inputs, outputs, frontier, st, skd, n_out, out_g, out_t, out_d, n_later, later_g, later_t):
+    """distinct_step for group g when its times form a chain (are pairwise comparable).
+
+    Most groups are chains: every time of one epoch's iterations, or histories
+    compacted into the current epoch. A chain's join-closure is itself, so the
+    interesting times are the group's times at or after its first new time,
+    and one sweep in order accumulates input, output and corrections as
+    plain sums. Returns done=False (nothing written) when the group is larger
+    than CHAIN_LIMIT or not a chain; the general path then takes it.
+    """
+    time, nb, npos = new
+    i_t, i_d, ib, ipos = inputs
+    o_t, o_d, ob, opos = outputs
+    two = time.shape[0] == 2
+    size = (nb[g + 1] - nb[g]) + (ib[g + 1] - ib[g]) + (ob[g + 1] - ob[g])
+    if size > CHAIN_LIMIT:
+        return False, n_out, out_g, out_t, out_d, n_later, later_g, later_t
+    # Gather (x, y) with kind (0 new, 1 input, 2 output) and diff, insertion-sorted by (x, y).
+    k = 0
+    for part in range(3):
+        if part == 0:
+            lo, hi = nb[g], nb[g + 1]
+        elif part == 1:
+            lo, hi = ib[g], ib[g + 1]
+        else:
+            lo, hi = ob[g], ob[g + 1]
+        for r in range(lo, hi):
+            if part == 0:
+                i = npos[r]
+                x = time[0, i]
+                y = time[1, i] if two else 0
+                diff = 0
+            elif part == 1:
+                i = ipos[r]
+                x = i_t[0, i]
+                y = i_t[1, i] if two else 0
+                diff = i_d[i]
+            else:
+                i = opos[r]
+                x = o_t[0, i]
+                y = o_t[1, i] if two else 0
+                diff = o_d[i]
+            j = k - 1
+            while j >= 0 and (st[0, j] > x or (st[0, j] == x and st[1, j] > y)):
+                st[0, j + 1] = st[0, j]
+                st[1, j + 1] = st[1, j]
+                skd[0, j + 1] = skd[0, j]
+                skd[1, j + 1] = skd[1, j]
+                j -= 1
+            st[0, j + 1] = x
+            st[1, j + 1] = y
+            skd[0, j + 1] = part
+            skd[1, j + 1] = diff
+            k += 1
+    for j in range(1, k):
+        if st[1, j] < st[1, j - 1]:
+            return False, n_out, out_g, out_t, out_d, n_later, later_g, later_t
+    acc_in = 0
+    acc_out = 0
+    acc_e = 0
+    started = False
+    p = 0
+    while p < k:
+        x = st[0, p]
+        y = st[1, p]
+        while p < k and st[0, p] == x and st[1, p] == y:
+            kind = skd[0, p]
+            if kind == 0:
+                started = True
+            elif kind == 1:
+                acc_in += skd[1, p]
+            else:
+                acc_out += skd[1, p]
+            p += 1
+        if not started:
+            continue
+        future = False
+        for f in range(frontier.shape[1]):
+            if frontier[0, f] <= x and (not two or frontier[1, f] <= y):
+                future = True
+                break
+        if future:
+            n_later, later_g, later_t = _push_time(n_later, later_g, later_t, g, x, y)
+            continue
+        e = (1 if acc_in > 0 else 0) - acc_out - acc_e
+        if e != 0:
+            acc_e += e
+            n_out, out_g, out_t, out_d = _push_out(n_out, out_g, out_t, out_d, g, x, y, e)
+    return True, n_out, out_g, out_t, out_d, n_later, later_g, later_t
+
+
 @numba.njit([(I, V, M, V, M, V, V, M, V, M, M)], **_JIT)
 def distinct_step(ngroups, gid, time, i_g, i_t, i_d, o_g, o_t, o_d, since, frontier):
     """Distinct's whole update for keys without values, in epoch or (epoch, iteration) time.
@@ -378,8 +496,16 @@ def distinct_step(ngroups, gid, time, i_g, i_t, i_d, o_g, o_t, o_d, since, front
     bit_in, bit_out, bit_e = np.zeros(17, np.int64), np.zeros(17, np.int64), np.zeros(17, np.int64)
     n_out = 0
     n_later = 0
+    scratch_t = np.empty((2, CHAIN_LIMIT), np.int64)
+    scratch_kd = np.empty((2, CHAIN_LIMIT), np.int64)
     for g in range(ngroups):
         if nb[g] == nb[g + 1]:
+            continue
+        done, n_out, out_g, out_t, out_d, n_later, later_g, later_t = _chain_step(
+            g, (time, nb, npos), (i_t, i_d, ib, ipos), (o_t, o_d, ob, opos), frontier, scratch_t, scratch_kd,
+            n_out, out_g, out_t, out_d, n_later, later_g, later_t,
+        )
+        if done:
             continue
         size, gx, gy, fresh, order = _gather_group(parts, g, gx, gy, fresh, order)
         nc, cand_g, cand_t, ys, ny = _sweep_closure(gx, gy, fresh, size, order, g, 0, cand_g, cand_t, ys)

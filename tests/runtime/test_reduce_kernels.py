@@ -53,3 +53,82 @@ def test_product_sweep_equals_closure(data):
     generic_g, generic_t = kernels.interesting_times(
         ngroups, new_g, new_t, hist_g, hist_t, np.zeros(depth, dtype=np.bool_))
     assert set(zip(generic_g.tolist(), map(tuple, generic_t.T.tolist()))) == expected
+
+
+def _le(a, b):
+    return all(x <= y for x, y in zip(a, b))
+
+
+def _brute_distinct(new, inputs, outputs, frontier):
+    """Distinct's corrections for one group from the definitions: at each interesting
+    time in lexicographic order (product order is a refinement of it), the
+    indicator of the accumulated input, minus the accumulated output and the
+    corrections already made at or before that time; times in advance of the
+    frontier are set aside."""
+    corrections, later = [], []
+    for t in sorted(_brute_closure(new, [s for s, _ in inputs + outputs])):
+        if any(_le(f, t) for f in frontier):
+            later.append(t)
+            continue
+        acc_in = sum(d for s, d in inputs if _le(s, t))
+        acc_out = sum(d for s, d in outputs if _le(s, t))
+        done = sum(d for s, d in corrections if _le(s, t))
+        e = (1 if acc_in > 0 else 0) - acc_out - done
+        if e:
+            corrections.append((t, e))
+    return corrections, later
+
+
+def _updates(group_lists, depth):
+    rows = [(g, t, d) for g, ts in enumerate(group_lists) for t, d in ts]
+    rows = [rows[i] for i in np.random.default_rng(len(rows)).permutation(len(rows))]  # any order
+    g = np.array([r[0] for r in rows], dtype=np.int64)
+    t = np.array([r[1] for r in rows], dtype=np.int64).reshape(len(rows), depth).T.copy()
+    d = np.array([r[2] for r in rows], dtype=np.int64)
+    return g, t, d
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_distinct_step_equals_its_definition(data):
+    """Small groups that are chains take distinct_step's chain sweep, the rest and
+    long chains (more than CHAIN_LIMIT times) the general one; both must give
+    the corrections the definition gives."""
+    depth = data.draw(st.sampled_from([1, 2]))
+    coordinate = st.integers(0, 5)
+    time = st.tuples(*[coordinate] * depth)
+    chain = st.lists(st.integers(0, 5), min_size=1, max_size=12).map(
+        lambda xs: [tuple([x] * depth) for x in xs])  # (x, x): pairwise comparable
+    ngroups = data.draw(st.integers(1, 4))
+    new, inputs, outputs = [], [], []
+    for _ in range(ngroups):
+        if data.draw(st.booleans()):
+            times = data.draw(chain)
+            long = data.draw(st.booleans())
+            times = times * (4 if long else 1)
+        else:
+            times = data.draw(st.lists(time, min_size=1, max_size=10))
+        k = data.draw(st.integers(1, len(times)))
+        diffs = data.draw(st.lists(st.sampled_from([-1, 1, 2]), min_size=len(times), max_size=len(times)))
+        new.append(sorted(set(times[:k])))
+        split = data.draw(st.integers(0, len(times)))
+        inputs.append(list(zip(times[:split], diffs[:split])))
+        outputs.append([(t, 1) for t in times[split:]][: len(times) // 3])
+    frontier = data.draw(st.lists(time, max_size=2))
+    frontier = [f for f in frontier if not any(_le(o, f) and o != f for o in frontier)]
+    new_g, new_t, _ = _updates([[(t, 0) for t in ts] for ts in new], depth)
+    i_g, i_t, i_d = _updates(inputs, depth)
+    o_g, o_t, o_d = _updates(outputs, depth)
+    frontier_t = np.array(sorted(set(frontier)), dtype=np.int64).reshape(-1, depth).T.copy()
+    since = np.zeros((depth, 1), dtype=np.int64)
+    out_g, out_t, out_d, later_g, later_t = kernels.distinct_step(
+        ngroups, new_g, new_t, i_g, i_t, i_d, o_g, o_t, o_d, since, frontier_t)
+    got = sorted(zip(out_g.tolist(), map(tuple, out_t.T.tolist()), out_d.tolist()))
+    got_later = sorted(zip(later_g.tolist(), map(tuple, later_t.T.tolist())))
+    expected, expected_later = [], []
+    for g in range(ngroups):
+        corrections, later = _brute_distinct(new[g], inputs[g], outputs[g], set(frontier))
+        expected += [(g, t, e) for t, e in corrections]
+        expected_later += [(g, t) for t in later]
+    assert got == sorted(expected)
+    assert got_later == sorted(expected_later)
