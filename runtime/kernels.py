@@ -60,22 +60,29 @@ def lookup_positions(keyhash, key, probe_hash, probe_key):
     return owner[:m], pos[:m]
 
 
-@numba.njit([(V, M, M, M, V, V, M)], cache=True, nogil=True)
-def lookup_gather(keyhash, key, val, time, diff, probe_hash, probe_key):
-    """`lookup_positions`, then the matching updates' values, times and diffs."""
+@numba.njit([(V, M, M, M, V, V, M, V, M, M, V, I)], cache=True, nogil=True)
+def lookup_into(keyhash, key, val, time, diff, probe_hash, probe_key, out_owner, out_val, out_time, out_diff, at):
+    """`lookup_positions`, with the matching updates' probe, value, time and diff
+    written into the out_* arrays from column `at` on.
+
+    Returns the end of what was written, or minus the end it would need when
+    the out_* arrays are too small (then nothing is written). The caller owns
+    the output arrays: returning fresh arrays would cost more to hand back to
+    Python (a few microseconds each) than a small lookup costs.
+    """
     owner, pos = lookup_positions(keyhash, key, probe_hash, probe_key)
     m = pos.shape[0]
-    out_val = np.empty((val.shape[0], m), np.int64)
-    out_time = np.empty((time.shape[0], m), np.int64)
-    out_diff = np.empty(m, np.int64)
+    if at + m > out_diff.shape[0]:
+        return -(at + m)
     for i in range(m):
         j = pos[i]
+        out_owner[at + i] = owner[i]
         for c in range(val.shape[0]):
-            out_val[c, i] = val[c, j]
+            out_val[c, at + i] = val[c, j]
         for c in range(time.shape[0]):
-            out_time[c, i] = time[c, j]
-        out_diff[i] = diff[j]
-    return owner, out_val, out_time, out_diff
+            out_time[c, at + i] = time[c, j]
+        out_diff[at + i] = diff[j]
+    return at + m
 
 
 # -- sorting and consolidation of arranged batches -------------------------------

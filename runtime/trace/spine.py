@@ -16,10 +16,7 @@ import numpy as np
 
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
-from runtime.kernels import lookup_gather, merge_arranged
-
-_NONE = np.zeros(0, dtype=np.int64)
-
+from runtime.kernels import lookup_into, merge_arranged
 
 class Matches(NamedTuple):
     """Updates found by a lookup: the probe each matched, and its val, time, diff."""
@@ -106,21 +103,32 @@ class Trace:
 
     def lookup(self, probe_hash: np.ndarray, probe_key: np.ndarray) -> "Matches":
         """All updates whose key equals a probe key, as `Matches`."""
-        found = [
-            lookup_gather(b.keyhash, b.key, b.val, b.time, b.diff, probe_hash, probe_key)
-            for b in self.batches
-        ] if len(probe_hash) else []
-        found = [f for f in found if len(f[0])]
-        if len(found) == 1:
-            return Matches(*found[0])
-        if not found:
-            return Matches(_NONE, np.zeros((self.val_arity, 0), np.int64), np.zeros((self.lattice.depth, 0), np.int64), _NONE)
-        return Matches(
-            np.concatenate([f[0] for f in found]),
-            np.concatenate([f[1] for f in found], axis=1),
-            np.concatenate([f[2] for f in found], axis=1),
-            np.concatenate([f[3] for f in found]),
+        size = 16 + 2 * len(probe_hash) if len(probe_hash) and self.batches else 0
+        out = self._matches(size)
+        end = 0
+        for b in self.batches:
+            found = lookup_into(b.keyhash, b.key, b.val, b.time, b.diff, probe_hash, probe_key, *out, end)
+            if found < 0:  # more matches than room: grow and look again
+                out = self._matches(max(2 * size, -found), out, end)
+                size = len(out.diff)
+                found = lookup_into(b.keyhash, b.key, b.val, b.time, b.diff, probe_hash, probe_key, *out, end)
+            end = found
+        if end == len(out.diff):
+            return out
+        return Matches(out.owner[:end], out.val[:, :end], out.time[:, :end], out.diff[:end])
+
+    def _matches(self, size: int, old: "Matches | None" = None, keep: int = 0) -> "Matches":
+        """Room for `size` matches, holding the first `keep` of `old`."""
+        out = Matches(
+            np.empty(size, np.int64),
+            np.empty((self.val_arity, size), np.int64),
+            np.empty((self.lattice.depth, size), np.int64),
+            np.empty(size, np.int64),
         )
+        if keep:
+            for new, was in zip(out, old):
+                new[..., :keep] = was[..., :keep]
+        return out
 
     def contents(self) -> ArrangedBatch:
         """All updates, merged (without compaction)."""
