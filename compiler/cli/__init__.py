@@ -1,6 +1,7 @@
 """The `deltalog` command line.
 
     deltalog run PROGRAM.dl|.sql --input rel=PATH ... [--changes rel=PATH ...] [--output-dir DIR] [--format F]
+    deltalog run PROGRAM --engine spark [--master URL] --input rel=PATH ... [--output-dir DIR]
     deltalog watch PROGRAM --input ... --changes-dir DIR --output-dir DIR --checkpoint DIR
     deltalog repl PROGRAM [--input ...]
     deltalog explain PROGRAM [--dot FILE]
@@ -85,6 +86,9 @@ def parser() -> argparse.ArgumentParser:
     add_input_options(run)
     run.add_argument("--changes", action="append", metavar="REL=PATH", help="a change table for REL (columns, diff[, time]) applied after the load")
     add_output_options(run)
+    run.add_argument("--engine", choices=("inprocess", "spark"), default="inprocess",
+                     help="evaluate in this process (default; keeps answers up to date under --changes) or as Spark jobs"
+                          " (a semi-naive fixpoint over DataFrames, for data beyond one machine; with --master for a cluster)")
     run.add_argument("--timings", action="store_true", help="print where the time went (stderr)")
     run.set_defaults(handler=_run)
 

@@ -11,7 +11,8 @@ without one at one new time per file, in command-line order and, within a
 directory, file-name order. The outputs' final contents are written to
 `OUTPUT_DIR/<rel>/` and, with changes, their change logs (columns, `time`,
 `diff`, time 0 included) to `OUTPUT_DIR/<rel>.changes/`; `--format table`
-(the default without `--output-dir`) prints them instead.
+(the default without `--output-dir`) prints them instead. `--engine spark`
+evaluates the program as Spark jobs instead (compiler.cli.spark_engine).
 """
 
 from __future__ import annotations
@@ -96,7 +97,14 @@ def open_session(args, program, spark, changes=()):
 def run(args) -> int:
     fmt = output_format(args)
     changes = parse_assignments(args.changes, "--changes")
+    if changes and args.engine == "spark":
+        raise UsageError("--changes needs the in-process engine: the Spark engine evaluates the tables as they are"
+                         " (keeping answers up to date as tables change stays with the in-process runtime)")
     program = load_program(args.program, declared_tables(args), args.join_plan)
+    if args.engine == "spark":
+        from compiler.cli.spark_engine import run_spark_engine
+
+        return run_spark_engine(args, program, fmt, initial_inputs)
     for rel, _ in changes:
         input_relation(program, rel)
     spark = spark_provider(args)

@@ -3,7 +3,9 @@
 `arrow_table(rows, columns)` builds an Arrow table from decoded rows (tuples
 of int, float, str) with one typed column per `ColumnSpec` (a change log adds
 `time` and `diff` int columns). `write_table(spark, table, path, fmt)` writes
-it through Spark as a directory of part files (`path/part-*.parquet`, ...);
+it through Spark as a directory of part files (`path/part-*.parquet`, ...),
+as `write_dataframe(df, path, fmt)` does for a Spark DataFrame (the Spark
+engine's outputs);
 for local paths the directory is written beside the target and renamed into
 place, so a reader never sees half a table and writing the same table again
 (a replayed micro-batch) leaves one copy. `format_text(name, table)` is the
@@ -37,10 +39,15 @@ def change_columns(columns) -> tuple[ColumnSpec, ...]:
 
 def write_table(spark, table: pa.Table, path: str, fmt: str) -> None:
     """Write `table` to `path` (a directory) as `fmt`, replacing what was there."""
+    df = spark.createDataFrame(table) if table.num_rows else spark.createDataFrame([], _spark_schema(table))
+    write_dataframe(df.coalesce(1), path, fmt)
+
+
+def write_dataframe(df, path: str, fmt: str) -> None:
+    """Write a Spark DataFrame to `path` (a directory of part files) as `fmt`, replacing what was there."""
     if fmt not in WRITE_FORMATS:
         raise ValueError(f"unknown output format {fmt!r} (one of {', '.join(WRITE_FORMATS)})")
-    df = spark.createDataFrame(table) if table.num_rows else spark.createDataFrame([], _spark_schema(table))
-    writer = df.coalesce(1).write.mode("overwrite")
+    writer = df.write.mode("overwrite")
     if not is_local(path):
         _save(writer, path, fmt)
         return

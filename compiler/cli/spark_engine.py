@@ -1,0 +1,139 @@
+"""`deltalog run --engine spark`: the program evaluated as Spark jobs.
+
+The same inputs as the in-process run (`--input`, `--input-dir`,
+`--facts-dir`; Parquet, CSV, .facts, JSON lines; the plan's filters pushed
+into the reads) become Spark DataFrames that never leave the JVM: each
+column is cast to its declared type with the in-process loader's rules, one
+validation job per input refuses what that loader refuses (an empty value, a
+value that is not of the column's type) naming the relation, column and
+value, and compiler.spark_engine evaluates the plan. The outputs are written
+by Spark (`OUTPUT_DIR/<rel>/`, one directory of part files each) or, with
+`--format table`, collected and printed sorted as the in-process run prints
+them. Change tables are refused: the Spark engine evaluates the tables as
+they are, and keeping answers up to date stays with the in-process runtime.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time as clock
+
+from compiler.cli.common import UserError, spark_provider
+from compiler.cli.inputs import columns, make_source, precheck, pushdown
+
+_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
+_INTEGER = r"^[+-]?[0-9]+$"
+
+
+def run_spark_engine(args, program, fmt: str, initial_inputs) -> int:
+    from compiler.spark_engine import SparkEngineError, SparkEngineUnsupported
+    from compiler.spark_engine import run as run_on_spark
+    from runtime.spark import LoadError
+    from runtime.spark.read import read_dataframe
+
+    inputs = initial_inputs(args, program)
+    precheck(program, inputs)
+    provider = spark_provider(args)
+    try:
+        began = clock.perf_counter()
+        spark = provider.get()
+        pushed = {} if args.no_pushdown else pushdown(program)
+        frames = {}
+        try:
+            for rel, path in inputs:
+                source = make_source(program, rel, path, pushed=pushed)
+                frames[rel] = typed_frame(read_dataframe(spark, source), source)
+            outputs = run_on_spark(program, spark, frames)
+            written = clock.perf_counter()
+            write_outputs(program, outputs, args.output_dir, fmt)
+        except (LoadError, SparkEngineUnsupported, SparkEngineError) as e:
+            raise UserError(str(e)) from None
+        if args.timings:
+            print(f"timings: spark start {provider.startup_seconds or 0:.2f}s, read and evaluate"
+                  f" {written - began - (provider.startup_seconds or 0):.2f}s, write {clock.perf_counter() - written:.2f}s",
+                  file=sys.stderr)
+    finally:
+        provider.stop()
+    return 0
+
+
+def typed_frame(df, source):
+    """`df`'s relation columns cast to their Spark types; LoadError on a value the
+    in-process loader would refuse (checked by one Spark job)."""
+    from pyspark.sql import functions as F
+
+    from runtime.spark import LoadError
+
+    casts, bad = [], []
+    for spec, field in zip(source.columns, df.schema.fields):
+        column = F.col(f"`{field.name}`")
+        cast, wrong = _cast(column, field.dataType.typeName(), spec.kind, source)
+        casts.append(cast.alias(spec.name))
+        bad.append(column.isNull() | cast.isNull() | wrong)
+    if not casts:
+        return df
+    flags = [F.when(b, F.lit(i)).otherwise(F.lit(None)) for i, b in enumerate(bad)]
+    first = df.select(*[F.col(f"`{f.name}`") for f in df.schema.fields[: len(casts)]], F.coalesce(*flags).alias("__bad"))
+    found = first.where(F.col("__bad").isNotNull()).limit(1).collect()
+    if found:
+        row = found[0]
+        j = row["__bad"]
+        spec = source.columns[j]
+        value = row[j]
+        what = f"'{source.relation}': {source.path}: column '{spec.name}'"
+        if value is None:
+            raise LoadError(f"{what}: an empty (null) value")
+        raise LoadError(f"{what}: {value!r} is not {_WORDS.get(spec.kind, spec.kind)}")
+    return df.select(*casts)
+
+
+def _cast(column, spark_type: str, kind: str, source):
+    """(the column cast to `kind`, a condition true where the value does not fit it)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from compiler.spark_engine import SparkEngineUnsupported
+
+    integral = spark_type in ("byte", "short", "integer", "long")
+    fractional = spark_type in ("float", "double") or spark_type.startswith("decimal")
+    never = F.lit(False)
+    if kind == "int":
+        if integral:
+            return column.cast(T.LongType()), never
+        if fractional:  # an integer-valued number within 64 bits, as Arrow's safe cast
+            cast = column.try_cast(T.LongType())
+            return cast, (F.isnan(column.cast(T.DoubleType())) | (column != F.floor(column)) | (cast != column))
+        if spark_type == "string":
+            text = F.trim(column)
+            return text.try_cast(T.LongType()), ~text.rlike(_INTEGER)
+        return F.lit(None).cast(T.LongType()), F.lit(True)
+    if kind == "float":
+        if integral or fractional:
+            return column.cast(T.DoubleType()), never
+        if spark_type == "string":
+            return F.trim(column).try_cast(T.DoubleType()), never
+        return F.lit(None).cast(T.DoubleType()), F.lit(True)
+    if kind == "str":
+        if spark_type == "string" or integral or fractional:
+            return column.cast(T.StringType()), never
+        return F.lit(None).cast(T.StringType()), F.lit(True)
+    raise SparkEngineUnsupported(f"{kind} column of input '{source.relation}'", "the Spark engine runs number, float and symbol columns")
+
+
+def write_outputs(program, outputs: dict, output_dir: str | None, fmt: str) -> None:
+    from runtime.spark.write import arrow_table, format_text, write_dataframe
+
+    blocks = []
+    for rel in program.outputs:
+        cols = columns(program, rel)
+        df = outputs[rel].toDF(*[c.name for c in cols])
+        if fmt == "table":
+            rows = sorted(tuple(r) for r in df.collect())
+            blocks.append(format_text(rel, arrow_table(rows, cols)))
+        else:
+            write_dataframe(df, os.path.join(output_dir, rel), fmt)
+    if fmt == "table":
+        print("\n\n".join(blocks))
+    else:
+        print(f"wrote {', '.join(program.outputs)} to {output_dir} ({fmt}, Spark engine)")
