@@ -19,8 +19,15 @@ ending when every delta is empty. Each delta is materialized with
 `checkpoint_every` iterations each accumulated relation is repartitioned and
 checkpointed, so lineage and partition counts stay bounded.
 
-Naive, otherwise (an Aggregate such as min/max inside the recursion, or an
-Antijoin over a recursive binding): each iteration evaluates every body on
+Semi-naive too for a body `Aggregate(min|max)` of B over all but its last
+column (the shortest-distance form): each iteration's candidates are the
+best value per group among delta_plan(B)'s rows, the improved ones are those
+better than the group's known value (or of a new group), they replace the
+known row of their group and are the next delta. Derivations from a value
+since improved upon were made when it was new, and are dominated.
+
+Naive, otherwise (another aggregate inside the recursion, or an Antijoin
+over a recursive binding): each iteration evaluates every body on
 the previous iteration's relations, materializes the results, and stops when
 they equal the previous ones (as sets: each body ends in Distinct or an
 Aggregate; `delta_rows` then counts rows that differ, or the change in
@@ -34,7 +41,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import functions as F
 
-from compiler.plan import Antijoin, Distinct, Filter, Fixpoint, Join, Node, Project, Ref, Union, Values
+from compiler.plan import Aggregate, Antijoin, Distinct, Filter, Fixpoint, Join, Node, Project, Ref, Union, Values
 from compiler.plan.delta import DeltaJoin
 
 from compiler.spark_engine.errors import SparkEngineError
@@ -121,6 +128,7 @@ def run_fixpoint(step: Fixpoint, outer: Relations, checkpoint_every: int = 4, ma
     if deltas is None:
         return _naive(step, known, relations, stats, max_iterations), stats
     delta = dict(known)
+    bodies = {b.name: b.body for b in step.bindings}
     stats.delta_rows.append(sum(df.count() for df in known.values()))
     while True:
         if max_iterations is not None and stats.iterations >= max_iterations:
@@ -129,25 +137,64 @@ def run_fixpoint(step: Fixpoint, outer: Relations, checkpoint_every: int = 4, ma
         rel = relations({**known, **{DELTA + n: d for n, d in delta.items()}})
         found = {}
         for b in step.bindings:
-            candidates = rel.df(Distinct(deltas[b.name]))
-            found[b.name] = _unknown(candidates, known[b.name]).localCheckpoint()
+            candidates = rel.df(deltas[b.name])
+            if isinstance(b.body, Aggregate):  # min/max: groups whose best value improved
+                found[b.name] = _improved(candidates, known[b.name], b.body).localCheckpoint()
+            else:
+                found[b.name] = _unknown(candidates, known[b.name]).localCheckpoint()
         counts = {n: df.count() for n, df in found.items()}
         stats.delta_rows.append(sum(counts.values()))
         if not any(counts.values()):
             return known, stats
         for n, df in found.items():
-            known[n] = known[n].unionAll(df)
+            body = bodies[n]
+            if isinstance(body, Aggregate):
+                known[n] = _replaced(known[n], df, len(body.group)).unionAll(df)
+            else:
+                known[n] = known[n].unionAll(df)
             if stats.iterations % checkpoint_every == 0:
                 known[n] = known[n].repartition(spark.sparkContext.defaultParallelism).localCheckpoint()
         delta = found
 
 
 def _semi_naive_body(body: Node, loop: frozenset) -> Node:
+    """The plan of one iteration's candidate rows: Distinct of the delta plan for a set
+    body; for a min/max body, the best value per group among the delta's derivations."""
+    if isinstance(body, Aggregate) and body.func in ("min", "max") and body.arg == body.input.arity - 1 \
+            and body.group == tuple(range(body.input.arity - 1)):
+        d = delta_plan(body.input, loop)
+        return Values((), body.types) if d is None else body.with_children([d])
     if not isinstance(body, Distinct):
         raise _NotMonotone(type(body).__name__)
     d = delta_plan(body.input, loop)
     # None: the body does not read the loop, its first value is final (no new rows ever).
-    return Values((), body.types) if d is None else d
+    return Values((), body.types) if d is None else Distinct(d)
+
+
+def _improved(candidates, known, body: Aggregate):
+    """The candidate (group, value) rows better than the group's known value, or of a new group."""
+    k = len(body.group)
+    value = f"c{k}"
+    other = known.select(*[F.col(c).alias(f"k{c}") for c in known.columns])
+    condition = None
+    for g in range(k):
+        part = candidates[f"c{g}"] == other[f"kc{g}"]
+        condition = part if condition is None else condition & part
+    at_least_as_good = other[f"k{value}"] <= candidates[value] if body.func == "min" else other[f"k{value}"] >= candidates[value]
+    condition = at_least_as_good if condition is None else condition & at_least_as_good
+    return candidates.join(other, on=condition, how="left_anti")
+
+
+def _replaced(known, improved, k: int):
+    """`known` without the rows of the groups that `improved` holds a better value for."""
+    if k == 0:
+        return known.limit(0)
+    other = improved.select(*[F.col(f"c{g}").alias(f"i{g}") for g in range(k)])
+    condition = None
+    for g in range(k):
+        part = known[f"c{g}"] == other[f"i{g}"]
+        condition = part if condition is None else condition & part
+    return known.join(other, on=condition, how="left_anti")
 
 
 def _unknown(candidates, known):
