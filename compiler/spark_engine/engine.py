@@ -93,12 +93,15 @@ def _input(spark, name: str, types, df: DataFrame | None, attributes) -> DataFra
 
 
 def run(program, spark, inputs: dict | None = None, **options) -> dict[str, DataFrame]:
-    """{output name: DataFrame} of a compiled Datalog Program evaluated on Spark, columns
-    named as the relation's attributes (see run_plan for `inputs` and options)."""
+    """{output name: DataFrame} of a compiled Program evaluated on Spark, columns named
+    as the relation's attributes (see run_plan for `inputs` and options); an SQL
+    program's in and out as SQL columns with NULLs (compiler.spark_engine.sql)."""
     from compiler.sql.program import SQLProgram
 
     if isinstance(program, SQLProgram):
-        raise SparkEngineUnsupported("SQL programs", "their NULL flag columns are not translated back to SQL NULLs yet")
+        from compiler.spark_engine.sql import run_sql
+
+        return run_sql(program, spark, inputs, **options)
     attributes = {name: tuple(info.attribute_names) for name, info in program.relations.items()}
     result = run_plan(program.plan, spark, inputs, attributes, **options)
     return {

@@ -114,6 +114,15 @@ class Relations:
             return self.df(node.input).distinct()
         if isinstance(node, Aggregate):
             return self._aggregate(node)
+        if type(node).__name__ == "TopK":
+            return self._top(node)
+        if type(node).__name__ == "TextExtreme":
+            df = self.df(node.input)
+            pick = F.max if node.largest else F.min  # Spark orders strings by UTF-8 bytes: code point order
+            group = [F.col(f"c{g}") for g in node.group]
+            value = pick(F.col(f"c{node.arg}")).alias("value")
+            out = df.groupBy(*group).agg(value) if group else df.agg(value, F.count(F.lit(1)).alias("rows")).where(F.col("rows") > 0)
+            return out.select(*[F.col(f"c{g}").alias(f"c{i}") for i, g in enumerate(node.group)], F.col("value").alias(f"c{len(node.group)}"))
         if isinstance(node, DeltaJoin):
             if node.as_of:
                 raise SparkEngineUnsupported(
@@ -169,6 +178,27 @@ class Relations:
             else:
                 out = out.crossJoin(df)
         return out.select(*[F.col(f"d{i}").alias(f"c{i}") for i in range(node.arity)])
+
+    def _top(self, node) -> DataFrame:
+        """ORDER BY ... LIMIT/OFFSET (compiler.sql.topk.TopK): the rows at places offset ..
+        offset + limit when ordered by the order columns (-0.0 as 0.0), ties by every
+        column ascending -- one definite multiset, as in-process."""
+        from pyspark.sql import Window
+
+        df = self.df(node.input)
+        keys = []
+        for c, desc in node.order:
+            key = F.col(f"c{c}")
+            if node.input.types[c] == "float":
+                key = F.when(key == 0.0, F.lit(0.0)).otherwise(key)
+            keys.append(key.desc() if desc else key.asc())
+        keys += [F.col(c).asc() for c in df.columns]
+        place = F.row_number().over(Window.orderBy(*keys))
+        ranked = df.withColumn("__place", place)
+        keep = F.col("__place") > node.offset
+        if node.limit is not None:
+            keep = keep & (F.col("__place") <= node.offset + node.limit)
+        return ranked.where(keep).drop("__place")
 
     def _aggregate(self, node: Aggregate) -> DataFrame:
         df = self.df(node.input)
