@@ -19,17 +19,27 @@ ending when every delta is empty. Each delta is materialized with
 `checkpoint_every` iterations each accumulated relation is repartitioned and
 checkpointed, so lineage and partition counts stay bounded.
 
-Semi-naive too for a body `Aggregate(min|max)` of B over all but its last
-column (the shortest-distance form): each iteration's candidates are the
-best value per group among delta_plan(B)'s rows, the improved ones are those
-better than the group's known value (or of a new group), they replace the
-known row of their group and are the next delta. Derivations from a value
-since improved upon were made when it was new, and are dominated.
+Semi-naive too for min/max inside the recursion, where it is monotone: a
+body `Aggregate(min|max)` of B keeps the best value per group. Each
+iteration's candidates are the best value per group among delta_plan(B)'s
+rows; the improved ones (better than the group's known value, or of a new
+group) replace the known row of their group and are the next delta. This is
+the naive sequence's answer when every derivation from a value since
+improved upon is dominated by one from the improved value: same group, a
+value at least as good. `_monotone_loop` checks that on the plan, following
+how each column moves as the loop runs (fixed; only down, as a min's value;
+only up, as a max's; any way): `+`, `min`, `max`, `to_float` and
+multiplication by a constant keep directions (`-` and `neg` flip them),
+joins and antijoins match fixed columns only, a filter must stay true when
+its columns move their way (`d < 10` over a min's d), a set binding's rows
+must be fixed, and a min (max) binding's groups fixed and its value moving
+only down (up). The one thing it takes on trust is that integer values do
+not wrap around at 64 bits (a loop whose sums overflow may differ).
 
-Naive, otherwise (another aggregate inside the recursion, or an Antijoin
-over a recursive binding): each iteration evaluates every body on
-the previous iteration's relations, materializes the results, and stops when
-they equal the previous ones (as sets: each body ends in Distinct or an
+Naive, otherwise (another aggregate inside the recursion, an Antijoin
+over a recursive binding, a min/max value that does not move monotonically):
+each iteration evaluates every body on the previous iteration's relations,
+materializes the results, and stops when they equal the previous ones (as sets: each body ends in Distinct or an
 Aggregate; `delta_rows` then counts rows that differ, or the change in
 size). Correct for any body the runtime can iterate, but every iteration
 recomputes everything; `max_iterations` bounds either loop.
@@ -43,6 +53,7 @@ from pyspark.sql import functions as F
 
 from compiler.plan import Aggregate, Antijoin, Distinct, Filter, Fixpoint, Join, Node, Project, Ref, Union, Values
 from compiler.plan.delta import DeltaJoin
+from compiler.plan.expr import Call, Col, Const
 
 from compiler.spark_engine.errors import SparkEngineError
 from compiler.spark_engine.relations import Relations, schema
@@ -113,6 +124,7 @@ def run_fixpoint(step: Fixpoint, outer: Relations, checkpoint_every: int = 4, ma
     """{binding name: materialized DataFrame} for the Fixpoint, and its LoopStats."""
     loop = frozenset(b.name for b in step.bindings)
     try:
+        _monotone_loop(step)
         deltas = {b.name: _semi_naive_body(b.body, loop) for b in step.bindings}
     except _NotMonotone:
         deltas = None
@@ -157,11 +169,14 @@ def run_fixpoint(step: Fixpoint, outer: Relations, checkpoint_every: int = 4, ma
         delta = found
 
 
+def _extreme(body: Node) -> bool:
+    return isinstance(body, Aggregate) and body.func in ("min", "max")
+
+
 def _semi_naive_body(body: Node, loop: frozenset) -> Node:
     """The plan of one iteration's candidate rows: Distinct of the delta plan for a set
     body; for a min/max body, the best value per group among the delta's derivations."""
-    if isinstance(body, Aggregate) and body.func in ("min", "max") and body.arg == body.input.arity - 1 \
-            and body.group == tuple(range(body.input.arity - 1)):
+    if _extreme(body):
         d = delta_plan(body.input, loop)
         return Values((), body.types) if d is None else body.with_children([d])
     if not isinstance(body, Distinct):
@@ -169,6 +184,113 @@ def _semi_naive_body(body: Node, loop: frozenset) -> Node:
     d = delta_plan(body.input, loop)
     # None: the body does not read the loop, its first value is final (no new rows ever).
     return Values((), body.types) if d is None else Distinct(d)
+
+
+# How a column's values move as the loop runs: not at all, only down, only up, any way.
+FIXED, DOWN, UP, ANY = "fixed", "down", "up", "any"
+_FLIP = {FIXED: FIXED, DOWN: UP, UP: DOWN, ANY: ANY}
+
+
+def _both(a: str, b: str) -> str:
+    """The movement of a value that moves with both a and b in the same sense (a + b, a union)."""
+    return b if a == FIXED else a if b in (FIXED, a) else ANY
+
+
+def _monotone_loop(step: Fixpoint) -> None:
+    """_NotMonotone unless every derivation from the loop's current rows is dominated by one
+    from any later state: a set body's rows fixed, a min (max) body's groups fixed and its
+    value moving only down (up) -- see the module's account of the semi-naive min/max loop."""
+    moves = {}
+    for b in step.bindings:
+        if _extreme(b.body):
+            value = DOWN if b.body.func == "min" else UP
+            moves[b.name] = (FIXED,) * len(b.body.group) + (value,)
+        elif isinstance(b.body, Distinct):
+            moves[b.name] = (FIXED,) * b.body.arity
+        else:
+            raise _NotMonotone(type(b.body).__name__)
+    if all(isinstance(b.body, Distinct) for b in step.bindings):
+        return  # only sets: every column is fixed
+    for b in step.bindings:
+        if _extreme(b.body):
+            columns = _moves(b.body.input, moves)
+            value = DOWN if b.body.func == "min" else UP
+            if any(columns[g] != FIXED for g in b.body.group) or columns[b.body.arg] not in (FIXED, value):
+                raise _NotMonotone(f"{b.body.func} of {b.name}")
+        elif any(m != FIXED for m in _moves(b.body, moves)):
+            raise _NotMonotone(f"rows of {b.name}")
+
+
+def _moves(node: Node, loop: dict) -> tuple:
+    """How each output column of `node` moves as the loop's bindings (`loop`: name -> moves) gain
+    rows and improve their values; _NotMonotone where a derivation could be lost."""
+    if isinstance(node, Ref):
+        return loop.get(node.name, (FIXED,) * node.arity)
+    if not _reads(node, frozenset(loop)):
+        return (FIXED,) * node.arity
+    if isinstance(node, Distinct):
+        return _moves(node.input, loop)
+    if isinstance(node, Project):
+        columns = _moves(node.input, loop)
+        return tuple(_expr_moves(e, columns) for e in node.exprs)
+    if isinstance(node, Filter):
+        columns = _moves(node.input, loop)
+        if not _stays_true(node.predicate, columns):
+            raise _NotMonotone("Filter")
+        return columns
+    if isinstance(node, Union):
+        out = None
+        for child in node.inputs:
+            columns = _moves(child, loop)
+            out = columns if out is None else tuple(_both(a, b) for a, b in zip(out, columns))
+        return out
+    if isinstance(node, (Join, Antijoin)):
+        left = _moves(node.left, loop)
+        right = _moves(node.right, loop)
+        if any(left[a] != FIXED or right[b] != FIXED for a, b in node.keys):
+            raise _NotMonotone(f"{type(node).__name__} on a moving column")
+        return left if isinstance(node, Antijoin) else left + right
+    if isinstance(node, DeltaJoin) and not node.as_of:
+        columns = tuple(m for child in node.inputs for m in _moves(child, loop))
+        if any(columns[a] != FIXED or columns[b] != FIXED for a, b in node.equalities):
+            raise _NotMonotone("DeltaJoin on a moving column")
+        return columns
+    raise _NotMonotone(type(node).__name__)
+
+
+def _expr_moves(expr, columns: tuple) -> str:
+    if isinstance(expr, Col):
+        return columns[expr.index]
+    if not isinstance(expr, Call):
+        return FIXED
+    args = [_expr_moves(a, columns) for a in expr.args]
+    if all(a == FIXED for a in args):
+        return FIXED
+    if expr.op in ("+", "min", "max", "to_float"):
+        out = FIXED
+        for a in args:
+            out = _both(out, a)
+        return out
+    if expr.op == "neg":
+        return _FLIP[args[0]]
+    if expr.op == "-":
+        return _both(args[0], _FLIP[args[1]])
+    if expr.op == "*":
+        for k in (0, 1):  # times a constant: kept (positive), flipped (negative)
+            factor, other = expr.args[k], args[1 - k]
+            if isinstance(factor, Const) and not isinstance(factor.value, bool):
+                return other if factor.value > 0 else _FLIP[other] if factor.value < 0 else FIXED
+    return ANY
+
+
+def _stays_true(predicate, columns: tuple) -> bool:
+    """Whether a row that passes `predicate` still passes when its columns move their ways."""
+    if isinstance(predicate, Call) and predicate.op in ("and", "or"):
+        return all(_stays_true(a, columns) for a in predicate.args)
+    if isinstance(predicate, Call) and predicate.op in ("<", "<=", ">", ">="):
+        low, high = predicate.args if predicate.op in ("<", "<=") else reversed(predicate.args)
+        return _expr_moves(low, columns) in (FIXED, DOWN) and _expr_moves(high, columns) in (FIXED, UP)
+    return _expr_moves(predicate, columns) == FIXED
 
 
 def _improved(candidates, known, body: Aggregate):
@@ -209,6 +331,7 @@ def _unknown(candidates, known):
 
 
 def _naive(step: Fixpoint, current: dict, relations, stats: LoopStats, max_iterations):
+    sizes = {name: df.count() for name, df in current.items()}
     while True:
         if max_iterations is not None and stats.iterations >= max_iterations:
             raise SparkEngineError(f"fixpoint of {', '.join(current)} did not converge in {max_iterations} iterations")
@@ -218,7 +341,8 @@ def _naive(step: Fixpoint, current: dict, relations, stats: LoopStats, max_itera
         changed = 0
         for b in step.bindings:  # both are sets: equal sizes and new within old means equal
             new, old = following[b.name], current[b.name]
-            size, before = new.count(), old.count()
+            size, before = new.count(), sizes[b.name]
+            sizes[b.name] = size
             changed += abs(size - before) if size != before else new.exceptAll(old).count()
         stats.delta_rows.append(changed)
         if not changed:
