@@ -143,14 +143,14 @@ class Loader:
         """The Arrow table of `source` (Spark's part of a load)."""
         from runtime.spark import LoadError, read_table
 
-        from runtime.spark.read import check_source, detect_format, is_local, read_parquet_arrow
+        from runtime.spark.read import check_source, read_parquet_arrow
 
         try:
             check_source(source)  # a missing file or unmappable columns fail before Spark starts
         except LoadError as e:
             raise UserError(str(e)) from None
         began = clock.perf_counter()
-        if self.reader == "arrow" and (source.format or detect_format(source.path)) == "parquet" and is_local(source.path):
+        if self._arrow_local(source):
             try:
                 table = read_parquet_arrow(source)
             except LoadError as e:
@@ -182,22 +182,14 @@ class Loader:
             self.rows += n
             return n
         bar = _Progress(f"loading {source.relation}", n) if self.progress and n >= PROGRESS_ROWS else None
-        try:
-            for block, extras in encode_source(table, source, symbols, on_rows=bar.advance if bar else None):
-                if block.shape[1] == 0:
-                    continue
-                self.session.update_columns(source.relation, block, extras.get("diff", diff), extras.get("time", time))
+        try:  # every block encoded before any is inserted: a bad value inserts nothing
+            blocks = list(encode_source(table, source, symbols, on_rows=bar.advance if bar else None))
         except LoadError as e:
             raise UserError(str(e)) from None
-        except Exception as e:
-            from compiler.program import SessionError
-
-            if isinstance(e, SessionError):
-                raise UserError(f"'{source.relation}': {source.path}: {e}") from None
-            raise
         finally:
             if bar:
                 bar.close()
+        self._insert_all(source, blocks, diff, time)
         self.transfer_seconds += clock.perf_counter() - began
         self.rows += n
         return n
@@ -223,7 +215,58 @@ class Loader:
 
     def load(self, relation: str, path: str, fmt: str | None = None, time=None, diff=1) -> int:
         source = self.source(relation, path, fmt)
-        return self.feed(source, self.read(source), time=time, diff=diff)
+        if self._arrow_local(source) or is_sql(self.session.program):
+            return self.feed(source, self.read(source), time=time, diff=diff)
+        return self._stream(source, time, diff)
+
+    def _arrow_local(self, source) -> bool:
+        from runtime.spark.read import detect_format, is_local
+
+        return self.reader == "arrow" and (source.format or detect_format(source.path)) == "parquet" and is_local(source.path)
+
+    def _stream(self, source, time, diff) -> int:
+        """Spark reads `source`; its Arrow batches are encoded as they arrive (while Spark
+        converts later partitions), then inserted at once (nothing on an error)."""
+        from runtime.spark import LoadError
+        from runtime.spark.read import check_source, read_encoded
+
+        try:
+            check_source(source)  # a missing file or unmappable columns fail before Spark starts
+        except LoadError as e:
+            raise UserError(str(e)) from None
+        try:
+            spark = self.spark.get()
+        except Exception as e:
+            raise UserError(f"cannot start Spark ({type(e).__name__}): {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from None
+        bar = _LazyProgress(f"loading {source.relation}") if self.progress else None
+        timings: dict[str, float] = {}
+        try:
+            blocks = read_encoded(spark, source, self.session.dataflow.symbols, on_rows=bar.advance if bar else None, timings=timings)
+        except LoadError as e:
+            raise UserError(str(e)) from None
+        finally:
+            if bar:
+                bar.close()
+        began = clock.perf_counter()
+        n = self._insert_all(source, blocks, diff, time)
+        self.spark_seconds += timings.get("spark", 0.0)
+        self.transfer_seconds += timings.get("encode", 0.0) + clock.perf_counter() - began
+        self.rows += n
+        return n
+
+    def _insert_all(self, source, blocks, diff, time) -> int:
+        """Insert encoded (block, extras) pairs; a table's diff and time columns override `diff`, `time`."""
+        from compiler.program import SessionError
+
+        n = 0
+        try:
+            for block, extras in blocks:
+                if block.shape[1]:
+                    self.session.update_columns(source.relation, block, extras.get("diff", diff), extras.get("time", time))
+                    n += block.shape[1]
+        except SessionError as e:
+            raise UserError(f"'{source.relation}': {source.path}: {e}") from None
+        return n
 
 
 def make_source(program, relation: str, path: str, fmt: str | None = None, changes: bool = False, pushed=None):
@@ -259,8 +302,29 @@ def precheck(program, inputs, changes=()) -> None:
         raise UserError(str(e)) from None
 
 
+class _LazyProgress:
+    """A progress bar of unknown total, shown once PROGRESS_ROWS rows have arrived."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.rows = 0
+        self.bar = None
+
+    def advance(self, n: int) -> None:
+        self.rows += n
+        if self.bar is None and self.rows >= PROGRESS_ROWS:
+            self.bar = _Progress(self.label, None)
+            n = self.rows
+        if self.bar is not None:
+            self.bar.advance(n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 class _Progress:
-    def __init__(self, label: str, total: int):
+    def __init__(self, label: str, total: int | None):
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 

@@ -36,12 +36,14 @@ def encode_table(table: pa.Table, kinds, symbols: SymbolTable, where: str = "") 
     return out
 
 
-def encode_column(column, kind: str, symbols: SymbolTable, what: str = "column") -> np.ndarray:
+def encode_column(column, kind: str, symbols: SymbolTable, what: str = "column", first_row: int = 0) -> np.ndarray:
+    """One column as int64 values; `first_row` is the column's first row in its table
+    (for the row numbers of error messages)."""
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if column.null_count:
         first = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
-        raise LoadError(f"{what}: {column.null_count} empty (null) values, the first in row {first + 1}")
+        raise LoadError(f"{what}: {column.null_count} empty (null) values, the first in row {first_row + first + 1}")
     if kind == "str":
         return _encode_strings(column, symbols, what)
     if pa.types.is_boolean(column.type) or not (
@@ -57,7 +59,7 @@ def encode_column(column, kind: str, symbols: SymbolTable, what: str = "column")
     try:
         cast = pc.cast(column, target, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise LoadError(f"{what}: {_first_bad(column, target) or str(e)} is not {_WORDS[kind]}") from None
+        raise LoadError(f"{what}: {_first_bad(column, target, first_row) or str(e)} is not {_WORDS[kind]}") from None
     values = cast.to_numpy(zero_copy_only=False)
     if kind == "float":
         return encode_floats(values)
@@ -83,7 +85,7 @@ def _is_text(t) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
-def _first_bad(column, target) -> str | None:
+def _first_bad(column, target, first_row: int = 0) -> str | None:
     """The first value that does not cast safely, quoted, with its row (for the message)."""
     step = 4096
     for start in range(0, len(column), step):
@@ -95,5 +97,5 @@ def _first_bad(column, target) -> str | None:
                 try:
                     pc.cast(pa.array([value], type=part.type), target, safe=True)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                    return f"row {start + i + 1}: {value!r}"
+                    return f"row {first_row + start + i + 1}: {value!r}"
     return None

@@ -23,12 +23,15 @@ and `time`):
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
+import numpy as np
 import pyarrow as pa
 
-from runtime.spark.arrow import LoadError, encode_table
+from runtime.spark.arrow import LoadError, encode_column
 
 FORMATS = ("parquet", "csv", "facts", "json")
 _SUFFIXES = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".facts": "facts", ".tsv": "facts", ".json": "json", ".jsonl": "json"}
@@ -205,7 +208,8 @@ def read_parquet_arrow(source: TableSource) -> pa.Table:
 
 
 def read_table(spark, source: TableSource) -> pa.Table:
-    """`source` read by Spark and collected as one Arrow table (relation columns, then extras)."""
+    """`source` read by Spark and collected as one Arrow table (relation columns, then extras),
+    in the table's row order."""
     df = read_dataframe(spark, source)
     try:
         return df.toArrow()
@@ -213,24 +217,153 @@ def read_table(spark, source: TableSource) -> pa.Table:
         raise LoadError(f"'{source.relation}': {source.path}: Spark failed reading it: {_first_line(e)}") from None
 
 
-def encode_source(table: pa.Table, source: TableSource, symbols, chunk_rows: int = 1 << 20, on_rows=None):
-    """Yield (block, extras) per slice of `table`: the (arity, n) int64 relation block and
-    a dict of the extras' int64 arrays. `on_rows(n)` is called after each slice."""
+def dataframe_batches(df) -> Iterator[pa.RecordBatch]:
+    """The Arrow record batches of a Spark DataFrame as the JVM sends them.
+
+    This is the stream `DataFrame.toArrow()` reads (`collectAsArrowToPython`: each
+    partition converted to Arrow by its task, written to a local socket as the task
+    finishes), handed over batch by batch instead of collected into one table first,
+    so the caller can encode early partitions while Spark still converts later ones.
+    Batches come in task completion order, not the DataFrame's row order (a relation
+    is a multiset; `read_table` keeps the order). Without a JVM DataFrame (Spark
+    Connect) it falls back to `toArrow()`. Abandoning the generator closes the socket
+    and waits for Spark's sending thread to end.
+    """
+    jdf = getattr(df, "_jdf", None)
+    if jdf is None or getattr(df, "_sc", None) is None:
+        yield from df.toArrow().to_batches()
+        return
+    from pyspark.errors.exceptions.captured import unwrap_spark_exception
+    from pyspark.sql.pandas.serializers import ArrowCollectSerializer
+    from pyspark.traceback_utils import SCCallSiteSync
+    from pyspark.util import _create_local_socket
+
+    with SCCallSiteSync(df._sc):
+        port, secret, server = jdf.collectAsArrowToPython()
+    stream = _create_local_socket((port, secret))
+    complete = False
+    try:
+        for item in ArrowCollectSerializer().load_stream(stream):
+            if isinstance(item, pa.RecordBatch):  # the last item is the batches' row order
+                yield item
+        complete = True
+    finally:
+        stream.close()
+        try:
+            with unwrap_spark_exception():
+                server.getResult()  # the sending thread's failure, if any
+        except Exception:
+            if complete:
+                raise  # a consumer that stopped early caused the broken pipe itself
+
+
+def read_encoded(spark, source: TableSource, symbols, on_rows=None, timings: dict | None = None) -> list[tuple[np.ndarray, dict]]:
+    """`source` read by Spark and encoded as its batches arrive: `encode_dataframe` of
+    `read_dataframe`. All or nothing: a value that does not fit raises `LoadError` before
+    the caller inserted anything; its message names the row as `read_table` would (the
+    table is then read again, in order, to find it). `timings` as for `encode_dataframe`
+    ("spark" includes planning the read)."""
+    began = time.perf_counter()
+    df = read_dataframe(spark, source)
+    if timings is not None:
+        timings["spark"] = timings.get("spark", 0.0) + time.perf_counter() - began
+    try:
+        return encode_dataframe(df, source, symbols, on_rows, timings)
+    except LoadError:
+        list(encode_source(read_table(spark, source), source, symbols))  # raises with the row in table order
+        raise
+
+
+def encode_dataframe(df, source: TableSource, symbols, on_rows=None, timings: dict | None = None) -> list[tuple[np.ndarray, dict]]:
+    """The (block, extras) list `encode_source` gives for the DataFrame `df` (columns as
+    `read_dataframe` selects them), each batch encoded as it arrives from the JVM
+    (`dataframe_batches`), so encoding overlaps Spark converting later partitions.
+    `timings`, if given, gets "spark" (seconds waiting for Spark's batches: the job, the
+    conversion to Arrow, the socket) and "encode" (seconds encoding) added. A Spark
+    failure is a `LoadError`."""
+    clock = time.perf_counter
+    began = clock()
+    batches = dataframe_batches(df)
+    waited = 0.0
+
+    def timed():
+        nonlocal waited
+        while True:
+            t = clock()
+            try:
+                batch = next(batches)
+            except StopIteration:
+                waited += clock() - t
+                return
+            waited += clock() - t
+            yield batch
+
+    try:
+        blocks = list(encode_source(timed(), source, symbols, on_rows=on_rows))
+    except LoadError:
+        batches.close()
+        raise
+    except Exception as e:
+        batches.close()
+        raise LoadError(f"'{source.relation}': {source.path}: Spark failed reading it: {_first_line(e)}") from None
+    if timings is not None:
+        timings["spark"] = timings.get("spark", 0.0) + waited
+        timings["encode"] = timings.get("encode", 0.0) + (clock() - began - waited)
+    return blocks
+
+
+def encode_source(table, source: TableSource, symbols, chunk_rows: int = 1 << 20, on_rows=None):
+    """Yield (block, extras) for `table` (an Arrow table, or an iterable of record batches
+    with its columns): the (arity, n) int64 relation block and a dict of the extras' int64
+    arrays, one block per group of consecutive batches of at least `chunk_rows` rows (a
+    batch is never split). Each column is copied once, from the batch's Arrow buffer into
+    its block row; blocks of 1,000,000 rows (16 MB for two columns) are large enough for
+    numpy to ask for huge pages, so filling fresh memory takes 512x fewer page faults.
+    `on_rows(n)` is called after each block. An empty table gives one empty block."""
     kinds = [c.kind for c in source.columns]
     arity = len(kinds)
-    extra_names = table.column_names[arity:]
     prefix = f"'{source.relation}': {source.path}: "
-    for start in range(0, max(table.num_rows, 1), chunk_rows):
-        part = table.slice(start, chunk_rows)
-        if part.num_rows == 0 and start:
-            break
-        block = encode_table(part.select(range(arity)), kinds, symbols, prefix)
-        extras = {
-            name: encode_table(part.select([arity + i]), ["int"], symbols, prefix)[0] for i, name in enumerate(extra_names)
-        }
+    batches = table.to_batches() if isinstance(table, pa.Table) else table
+    group: list[pa.RecordBatch] = []
+    rows = 0
+    first_row = 0  # of the group, in the stream's order (the table's for a table)
+    names = None
+    for batch in batches:
+        if names is None:
+            names = batch.schema.names
+        if batch.num_rows == 0:
+            continue
+        group.append(batch)
+        rows += batch.num_rows
+        if rows >= chunk_rows:
+            yield _encode_group(group, rows, names, kinds, symbols, prefix, first_row)
+            if on_rows is not None:
+                on_rows(rows)
+            first_row += rows
+            group, rows = [], 0
+    if group or first_row == 0:
+        if names is None:
+            names = table.schema.names if isinstance(table, pa.Table) else [c.name for c in source.columns + source.extras]
+        yield _encode_group(group, rows, names, kinds, symbols, prefix, first_row)
         if on_rows is not None:
-            on_rows(part.num_rows)
-        yield block, extras
+            on_rows(rows)
+
+
+def _encode_group(group, n, names, kinds, symbols, prefix, first_row):
+    arity = len(kinds)
+    block = np.empty((arity, n), dtype=np.int64)
+    extras = {name: np.empty(n, dtype=np.int64) for name in names[arity:]}
+    at = first_row
+    offset = 0
+    for batch in group:
+        end = offset + batch.num_rows
+        for j, kind in enumerate(kinds):
+            block[j, offset:end] = encode_column(batch.column(j), kind, symbols, f"{prefix}column '{names[j]}'", at)
+        for i, name in enumerate(names[arity:]):
+            extras[name][offset:end] = encode_column(batch.column(arity + i), "int", symbols, f"{prefix}column '{name}'", at)
+        offset = end
+        at += batch.num_rows
+    return block, extras
 
 
 def _first_line(e: Exception) -> str:
@@ -240,4 +373,7 @@ def _first_line(e: Exception) -> str:
     return line[:300]
 
 
-__all__ = ["ColumnSpec", "TableSource", "FORMATS", "check_source", "detect_format", "map_columns", "read_dataframe", "read_table", "encode_source", "is_local"]
+__all__ = [
+    "ColumnSpec", "TableSource", "FORMATS", "check_source", "dataframe_batches", "detect_format", "map_columns",
+    "read_dataframe", "read_encoded", "encode_dataframe", "read_table", "encode_source", "is_local",
+]

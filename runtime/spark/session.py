@@ -31,7 +31,14 @@ DEFAULT_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.sql.execution.arrow.maxRecordsPerBatch": "1000000",  # fewer, larger Arrow batches to Python
+    # Arrow batches of 128k rows: each task's Arrow vectors stay small and are reused from
+    # batch to batch (1,000,000-row batches grow them by doubling, into fresh memory).
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "131072",
+    # A task's result (its partition's Arrow batches, tens of MB) goes straight to the driver
+    # in the task's status message up to this size, instead of through the block manager and
+    # a network fetch (over loopback, even in local mode) from 1 MB on. Capped by
+    # spark.rpc.message.maxSize (128 MB by default).
+    "spark.task.maxDirectResultSize": "128m",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.shuffle.partitions": "4",
     # Split files into more read tasks than Spark's 128 MB default, so a local session's

@@ -91,3 +91,47 @@ def test_arrow_reader_maps_and_projects_like_spark(tmp_path):
     assert [tuple(r.values()) for r in table.to_pylist()] == [(1, 2), (2, 3)]
     with pytest.raises(LoadError, match="no such file or directory"):
         read_parquet_arrow(TableSource(str(tmp_path / "nope.parquet"), "edge", source(["src"]).columns))
+
+
+def test_batches_are_encoded_into_blocks_of_whole_batches_and_give_the_table():
+    from runtime.spark.read import encode_source
+
+    symbols = SymbolTable()
+    rng = np.random.default_rng(3)
+    sizes = [5, 3, 40, 0, 7, 1]  # small batches are grouped up to chunk_rows; an empty one is skipped
+    batches = [pa.record_batch({"a": rng.integers(-9, 9, n), "b": pa.array([f"s{i % 4}" for i in range(n)], pa.string())}) for n in sizes]
+    src = TableSource("t", "r", (ColumnSpec("a", "int"), ColumnSpec("b", "str")))
+    seen = []
+    blocks = list(encode_source(iter(batches), src, symbols, chunk_rows=8, on_rows=seen.append))
+    assert [b.shape for b, _ in blocks] == [(2, 8), (2, 40), (2, 8)]
+    assert seen == [8, 40, 8]
+    whole = encode_table(pa.Table.from_batches(batches), ["int", "str"], symbols)
+    assert np.array_equal(np.concatenate([b for b, _ in blocks], axis=1), whole)
+    # a table gives the same blocks as its batches
+    table_blocks = list(encode_source(pa.Table.from_batches(batches), src, symbols, chunk_rows=8))
+    assert all(np.array_equal(x, y) for (x, _), (y, _) in zip(blocks, table_blocks))
+    # an empty table: one empty block
+    empty = list(encode_source(pa.table({"a": pa.array([], pa.int64()), "b": pa.array([], pa.string())}), src, symbols))
+    assert [b.shape for b, _ in empty] == [(2, 0)]
+
+
+def test_errors_name_the_row_of_the_table_not_of_the_batch():
+    from runtime.spark.read import encode_source
+
+    batches = [pa.record_batch({"src": [1, 2, 3], "dst": ["4", "5", "6"]}), pa.record_batch({"src": [7, 8], "dst": ["9", "x"]})]
+    src = TableSource("t.csv", "edge", (ColumnSpec("src", "int"), ColumnSpec("dst", "int")))
+    with pytest.raises(LoadError) as err:
+        list(encode_source(iter(batches), src, SymbolTable(), chunk_rows=2))
+    assert str(err.value) == "'edge': t.csv: column 'dst': row 5: 'x' is not an integer"
+    nulls = [pa.record_batch({"src": [1, 2], "dst": [1, 2]}), pa.record_batch({"src": [1, None], "dst": [1, 2]})]
+    with pytest.raises(LoadError, match=r"column 'src': 1 empty \(null\) values, the first in row 4$"):
+        list(encode_source(iter(nulls), src, SymbolTable(), chunk_rows=1))
+
+
+def test_change_table_extras_are_encoded_beside_the_block():
+    from runtime.spark.read import encode_source
+
+    batch = pa.record_batch({"src": [1, 2], "dst": [3, 4], "diff": [1, -1], "time": pa.array([0, 5], pa.int32())})
+    (block, extras), = encode_source([batch], source(["src", "dst"], True), SymbolTable())
+    assert block.tolist() == [[1, 2], [3, 4]]
+    assert {k: v.tolist() for k, v in extras.items()} == {"diff": [1, -1], "time": [0, 5]}

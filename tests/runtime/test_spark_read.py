@@ -1,0 +1,125 @@
+"""Reading tables with Spark as Arrow batch streams (runtime.spark.read): the batches of
+a many-partition DataFrame arrive as the JVM sends them and together hold exactly the
+DataFrame's rows; `read_encoded` encodes them into the blocks `encode_source` gives for
+the collected table; a bad value in a late partition is named by its row in the table's
+order; a stream abandoned midway leaves Spark usable; and the CLI loader inserts nothing
+when a load fails.
+
+One local[2] Spark session serves the module, with the quick-JVM options of the CLI tests.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import compiler
+from compiler.cli.common import UserError
+from compiler.cli.inputs import Loader
+from runtime.spark.arrow import LoadError
+from runtime.spark.read import ColumnSpec, TableSource, dataframe_batches, encode_source, read_encoded, read_table
+from runtime.spark.session import SparkProvider
+from runtime.symbols import SymbolTable
+from tests.e2e.test_cli_spark import REACH
+
+QUICK_JVM = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
+EDGE = (ColumnSpec("src", "int"), ColumnSpec("dst", "int"))
+
+
+@pytest.fixture(scope="module")
+def provider():
+    p = SparkProvider("local[2]", QUICK_JVM)
+    p.get().conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")  # several batches per partition
+    yield p
+    p.stop()
+
+
+@pytest.fixture(scope="module")
+def edges(tmp_path_factory):
+    """A Parquet directory of 4 part files (4 read tasks), 12,000 edges with duplicates."""
+    d = tmp_path_factory.mktemp("edges") / "edge"
+    d.mkdir()
+    rng = np.random.default_rng(11)
+    for i in range(4):
+        src = rng.integers(0, 500, 3000)
+        pq.write_table(pa.table({"dst": rng.integers(0, 500, 3000), "src": src}), d / f"part-{i}.parquet")
+    return d
+
+
+def rows_of(table: pa.Table) -> Counter:
+    return Counter(zip(table.column("src").to_pylist(), table.column("dst").to_pylist()))
+
+
+def test_batches_stream_every_row_of_a_many_partition_dataframe(provider):
+    spark = provider.get()
+    df = spark.range(0, 50_000, numPartitions=6).selectExpr("id AS src", "id * 7 % 1000 AS dst")
+    batches = list(dataframe_batches(df))
+    assert len(batches) >= 6 * 8  # 1,000-row batches of six partitions
+    assert all(isinstance(b, pa.RecordBatch) and b.schema.names == ["src", "dst"] for b in batches)
+    assert rows_of(pa.Table.from_batches(batches)) == rows_of(df.toArrow())
+    assert sum(b.num_rows for b in batches) == 50_000
+
+
+def test_read_encoded_gives_the_blocks_of_the_collected_table(provider, edges):
+    spark = provider.get()
+    source = TableSource(str(edges), "edge", EDGE)
+    symbols = SymbolTable()
+    timings = {}
+    seen = []
+    blocks = read_encoded(spark, source, symbols, on_rows=seen.append, timings=timings)
+    streamed = np.concatenate([b for b, _ in blocks], axis=1)
+    collected = np.concatenate([b for b, _ in encode_source(read_table(spark, source), source, symbols)], axis=1)
+    assert Counter(map(tuple, streamed.T.tolist())) == Counter(map(tuple, collected.T.tolist()))
+    on_disk = rows_of(pq.read_table(edges))
+    assert Counter(map(tuple, streamed.T.tolist())) == on_disk  # columns mapped by name (dst is stored first)
+    assert sum(seen) == 12_000 and set(timings) == {"spark", "encode"} and all(v >= 0 for v in timings.values())
+
+
+def test_a_bad_value_in_a_late_partition_is_named_by_its_table_row(provider, tmp_path):
+    spark = provider.get()
+    d = tmp_path / "edge"
+    d.mkdir()
+    for i in range(3):
+        lines = [f"{i * 100 + k},{k}" for k in range(100)]
+        if i == 2:
+            lines[57] = "257,abc"
+        (d / f"part-{i}.csv").write_text("src,dst\n" + "\n".join(lines) + "\n")
+    source = TableSource(str(d), "edge", EDGE, format="csv")
+    ordered = read_table(spark, source).column("dst").to_pylist()
+    with pytest.raises(LoadError) as err:
+        read_encoded(spark, source, SymbolTable())
+    assert str(err.value) == f"'edge': {d}: column 'dst': row {ordered.index('abc') + 1}: 'abc' is not an integer"
+
+
+def test_an_abandoned_stream_leaves_spark_usable(provider):
+    spark = provider.get()
+    df = spark.range(0, 200_000, numPartitions=4).selectExpr("id AS src", "id AS dst")
+    stream = dataframe_batches(df)
+    assert next(stream).num_rows > 0
+    stream.close()  # closes the socket; Spark's sending thread ends with a broken pipe, not raised here
+    assert sum(b.num_rows for b in dataframe_batches(df)) == 200_000
+
+
+def test_the_loader_streams_a_table_and_inserts_nothing_when_it_fails(provider, edges, tmp_path):
+    program = compiler.compile_file(REACH)
+    session = program.session()
+    loader = Loader(session, provider, progress=False)
+    assert loader.load("edge", str(edges)) == 12_000
+    assert loader.rows == 12_000 and loader.spark_seconds > 0 and loader.transfer_seconds > 0
+    bad = tmp_path / "bad.csv"
+    bad.write_text("src,dst\n" + "".join(f"{k},{k + 1}\n" for k in range(600, 700)) + "700,x\n")
+    with pytest.raises(UserError, match=r"row 101: 'x' is not an integer"):
+        loader.load("edge", str(bad))
+    session.insert("root", [(0,), (600,)])
+    session.commit()
+    assert (600, 601) not in session.read("reach")  # none of the bad table's edges (600 -> 601 -> ...) arrived
+    expected = program.session()
+    table = pq.read_table(edges)
+    expected.insert("edge", list(zip(table.column("src").to_pylist(), table.column("dst").to_pylist())))
+    expected.insert("root", [(0,), (600,)])
+    expected.commit()
+    assert session.read("reach") == expected.read("reach")
