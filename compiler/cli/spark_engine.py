@@ -6,11 +6,15 @@ into the reads) become Spark DataFrames that never leave the JVM: each
 column is cast to its declared type with the in-process loader's rules, one
 validation job per input refuses what that loader refuses (an empty value, a
 value that is not of the column's type) naming the relation, column and
-value, and compiler.spark_engine evaluates the plan. The outputs are written
-by Spark (`OUTPUT_DIR/<rel>/`, one directory of part files each) or, with
-`--format table`, collected and printed sorted as the in-process run prints
-them. Change tables are refused: the Spark engine evaluates the tables as
-they are, and keeping answers up to date stays with the in-process runtime.
+value, and compiler.spark_engine evaluates the plan. An SQL program's tables
+go in as read (SQL columns, NULLs where the schema allows them: the engine
+maps them to the plan's columns and casts them). The outputs are written by
+Spark (`OUTPUT_DIR/<rel>/`, one directory of part files each) or, with
+`--format table`, collected and printed in the in-process run's order.
+Change tables are refused: the Spark engine evaluates the tables as they
+are, and keeping answers up to date stays with the in-process runtime.
+What the engine refuses by the program's types alone (unsigned columns) is
+refused before Spark starts.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import os
 import sys
 import time as clock
 
-from compiler.cli.common import UserError, spark_provider
+from compiler.cli.common import UserError, is_sql, spark_provider
 from compiler.cli.inputs import columns, make_source, precheck, pushdown
 
 _WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
@@ -27,6 +31,7 @@ _INTEGER = r"^[+-]?[0-9]+$"
 
 
 def run_spark_engine(args, program, fmt: str, initial_inputs) -> int:
+    from compiler.program import SessionError
     from compiler.spark_engine import SparkEngineError, SparkEngineUnsupported
     from compiler.spark_engine import run as run_on_spark
     from runtime.spark import LoadError
@@ -34,6 +39,10 @@ def run_spark_engine(args, program, fmt: str, initial_inputs) -> int:
 
     inputs = initial_inputs(args, program)
     precheck(program, inputs)
+    try:
+        refuse_types(program)
+    except SparkEngineUnsupported as e:
+        raise UserError(str(e)) from None
     provider = spark_provider(args)
     try:
         began = clock.perf_counter()
@@ -43,11 +52,12 @@ def run_spark_engine(args, program, fmt: str, initial_inputs) -> int:
         try:
             for rel, path in inputs:
                 source = make_source(program, rel, path, pushed=pushed)
-                frames[rel] = typed_frame(read_dataframe(spark, source), source)
+                df = read_dataframe(spark, source)
+                frames[rel] = df if is_sql(program) else typed_frame(df, source)
             outputs = run_on_spark(program, spark, frames)
             written = clock.perf_counter()
             write_outputs(program, outputs, args.output_dir, fmt)
-        except (LoadError, SparkEngineUnsupported, SparkEngineError) as e:
+        except (LoadError, SparkEngineUnsupported, SparkEngineError, SessionError) as e:  # SQLRuntimeError too
             raise UserError(str(e)) from None
         if args.timings:
             print(f"timings: spark start {provider.startup_seconds or 0:.2f}s, read and evaluate"
@@ -56,6 +66,25 @@ def run_spark_engine(args, program, fmt: str, initial_inputs) -> int:
     finally:
         provider.stop()
     return 0
+
+
+def refuse_types(program) -> None:
+    """SparkEngineUnsupported for a column type the engine has no Spark type for, as
+    compiler.spark_engine would raise it once Spark had started."""
+    from compiler.plan import Fixpoint, walk
+    from compiler.spark_engine.expressions import spark_type
+
+    plan = getattr(program, "plan", None)
+    if plan is None:
+        return
+    for name, types in plan.inputs.items():
+        for t in types:
+            spark_type(t, f"column of input {name!r}")
+    for step in plan.steps:
+        for binding in step.bindings if isinstance(step, Fixpoint) else (step,):
+            for node in walk(binding.body):
+                for t in node.types:
+                    spark_type(t, f"column of {binding.name!r}")
 
 
 def typed_frame(df, source):
@@ -121,6 +150,28 @@ def _cast(column, spark_type: str, kind: str, source):
     raise SparkEngineUnsupported(f"{kind} column of input '{source.relation}'", "the Spark engine runs number, float and symbol columns")
 
 
+def reading_order(program, rel: str, rows: list[tuple]) -> list[tuple]:
+    """`rows` in the order the in-process session reads them: sorted; an SQL output's in its
+    ORDER BY order, then by the plan's row (each value, NULL as the type's zero, next to its flag)."""
+    if not is_sql(program):
+        return sorted(rows)
+    from compiler.sql.topk import sort_rows
+    from compiler.sql.values import BOOL, FLOAT, INT, TEXT
+
+    zero = {INT: 0, FLOAT: 0.0, TEXT: "", BOOL: 0}
+    info = program.relations[rel]
+    width = 1 + max((i for _, _, v, n in info.columns for i in (v, n) if i is not None), default=-1)
+    keyed = {}
+    for row in rows:
+        plan = [0] * width
+        for value, (_, ty, v, n) in zip(row, info.columns):
+            plan[v] = zero[ty] if value is None else int(value) if ty == BOOL else value
+            if n is not None:
+                plan[n] = int(value is None)
+        keyed.setdefault(tuple(plan), []).append(row)
+    return [row for plan in sort_rows(list(keyed), info.order) for row in keyed[plan]]
+
+
 def write_outputs(program, outputs: dict, output_dir: str | None, fmt: str) -> None:
     from runtime.spark.write import arrow_table, format_text, write_dataframe
 
@@ -129,7 +180,7 @@ def write_outputs(program, outputs: dict, output_dir: str | None, fmt: str) -> N
         cols = columns(program, rel)
         df = outputs[rel].toDF(*[c.name for c in cols])
         if fmt == "table":
-            rows = sorted(tuple(r) for r in df.collect())
+            rows = reading_order(program, rel, [tuple(r) for r in df.collect()])
             blocks.append(format_text(rel, arrow_table(rows, cols)))
         else:
             write_dataframe(df, os.path.join(output_dir, rel), fmt)

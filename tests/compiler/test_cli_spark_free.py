@@ -65,3 +65,13 @@ def test_repl_loads_parquet_with_the_arrow_reader_without_spark(monkeypatch, cap
     code, out, err = deltalog("repl", REACH, "--reader", "arrow", capsys=capsys)
     assert (code, err) == (0, "")
     assert out.splitlines()[0].startswith("loaded ") and "committed time 0: " in out
+
+
+def test_what_the_spark_engine_refuses_by_the_program_needs_no_spark(tmp_path, capsys):
+    unsigned = tmp_path / "u.dl"
+    unsigned.write_text(".decl u(x: unsigned)\n.input u\n.decl v(x: unsigned)\nv(x + 1) :- u(x).\n.output v\n")
+    (tmp_path / "u.facts").write_text("1\n")
+    code, out, err = deltalog("run", str(unsigned), "--facts-dir", str(tmp_path), "--engine", "spark", capsys=capsys)
+    assert (code, out) == (1, "") and err.startswith("deltalog: error: the Spark engine cannot run unsigned column of input 'u': ")
+    code, out, err = deltalog("run", REACH, "--input-dir", DATA, "--engine", "spark", "--changes", f"edge={DATA}/edge.parquet", capsys=capsys)
+    assert (code, out) == (2, "") and "--changes needs the in-process engine" in err

@@ -3,12 +3,13 @@ and the errors of what the Spark engine does not do.
 
 The oracle is the in-process answer -- the same command with `--reader arrow`
 (which starts no Spark) or the session API -- never numbers written here.
-Every Spark-engine run starts its own JVM, so there are four: the reachability example read from Parquet and
-printed, BFS distances (min inside the recursion) from .facts written as
-Parquet (against the session API), a CSV table with a value that is not an
-integer, and an as-of program. The remaining
+Every Spark-engine run starts its own JVM, so there are four: the SQL
+reachability example read from Parquet and printed, BFS distances (min inside
+the recursion) from .facts written as Parquet (against the session API), a
+CSV table with a value that is not an integer, and an as-of program. Change
+tables and unsigned columns are refused before Spark starts. The remaining
 examples' answers on the Spark engine are checked in-process by
-tests/compiler/test_spark_engine.py.
+tests/compiler/test_spark_engine.py (one shared Spark session).
 """
 
 from pathlib import Path
@@ -25,8 +26,9 @@ def spark_engine(*args):
     return cli("run", *args, "--engine", "spark")  # cli() adds the quick-JVM options
 
 
-def test_reach_from_parquet_prints_the_in_process_answer():
-    args = [str(EXAMPLES / "reach.dl"), "--input-dir", str(EXAMPLES / "reach")]
+def test_sql_reach_from_parquet_prints_the_in_process_answer():
+    """The SQL twin of reach.dl: nullable Parquet columns (the schema is read from the tables)."""
+    args = [str(EXAMPLES / "reach.sql"), "--input-dir", str(EXAMPLES / "reach")]
     expected = cli("run", *args, "--reader", "arrow")
     assert expected.returncode == 0, expected.stderr
     assert "reach (77 rows)" in expected.stdout  # a non-empty answer, so equality says something
@@ -74,4 +76,16 @@ def test_an_as_of_join_is_refused_by_name(tmp_path: Path):
     assert got.stderr.strip() == (
         "deltalog: error: the Spark engine cannot run AsOfJoin: an as-of join depends on the times of updates,"
         " which a batch Spark run does not have"
+    )
+
+
+def test_unsigned_columns_are_refused_by_name(tmp_path: Path):
+    program = tmp_path / "u.dl"
+    program.write_text(".decl u(x: unsigned)\n.input u\n.decl v(x: unsigned)\nv(x + 1) :- u(x).\n.output v\n")
+    (tmp_path / "u.facts").write_text("1\n2\n")
+    got = spark_engine(str(program), "--facts-dir", str(tmp_path))
+    assert (got.returncode, got.stdout) == (1, "")
+    assert got.stderr.strip() == (
+        "deltalog: error: the Spark engine cannot run unsigned column of input 'u':"
+        " Spark has no 64-bit unsigned type with the same wrap-around and order"
     )
