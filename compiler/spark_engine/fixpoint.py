@@ -121,23 +121,7 @@ class LoopStats:
 
 
 def run_fixpoint(step: Fixpoint, outer: Relations, checkpoint_every: int = 4, max_iterations: int | None = None):
-    """{binding name: materialized DataFrame} for the Fixpoint, and its LoopStats.
-
-    The loop runs with Spark's constraint propagation off: a checkpoint of a union of
-    checkpoints can carry constraints over attributes it does not output, and planning a
-    union of it then fails (`NoSuchElementException: key not found` in
-    Union.rewriteConstraints; seen with SQL plans' NULL flag columns on Spark 4.0). A
-    checkpoint made with it off carries none, so later plans over the results are safe."""
-    conf = outer.spark.conf
-    before = conf.get("spark.sql.constraintPropagation.enabled", "true")
-    conf.set("spark.sql.constraintPropagation.enabled", "false")
-    try:
-        return _run_fixpoint(step, outer, checkpoint_every, max_iterations)
-    finally:
-        conf.set("spark.sql.constraintPropagation.enabled", before)
-
-
-def _run_fixpoint(step: Fixpoint, outer: Relations, checkpoint_every: int, max_iterations: int | None):
+    """{binding name: materialized DataFrame} for the Fixpoint, and its LoopStats."""
     loop = frozenset(b.name for b in step.bindings)
     try:
         _monotone_loop(step)

@@ -18,13 +18,10 @@ compiler.sql.program.SQLRuntimeError with the session's message.
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from compiler.spark_engine.errors import SparkEngineError
-
-_SPARK = {"int": T.LongType(), "float": T.DoubleType(), "text": T.StringType(), "bool": T.BooleanType()}
-_ZERO = {"int": 0, "float": 0.0, "text": "", "bool": 0}
+from compiler.spark_engine.expressions import sql_literal
+from compiler.sql.values import BOOL, FLOAT, INT, PLAN_TYPE, TEXT
 
 
 def run_sql(program, spark, inputs: dict | None = None, **options) -> dict[str, DataFrame]:
@@ -36,16 +33,49 @@ def run_sql(program, spark, inputs: dict | None = None, **options) -> dict[str, 
     unknown = sorted(set(inputs) - set(program.tables))
     if unknown:
         raise SparkEngineError(f"unknown table {unknown[0]!r} (the program's tables: {', '.join(program.tables) or 'none'})")
-    frames = {name: plan_frame(name, program.tables[name], df) for name, df in inputs.items()}
-    result = run_plan(program.plan, spark, frames, **options)
-    for name, message in program.checks.items():
-        if result.outputs[name].limit(1).count():
-            raise SQLRuntimeError(message, name)
-    return {name: sql_frame(result.outputs[name], program.relations[name]) for name in program.outputs}
+    ansi = spark.conf.get("spark.sql.ansi.enabled", "false")
+    spark.conf.set("spark.sql.ansi.enabled", "false")  # casts of the inputs as the engine's (see engine.py)
+    try:
+        frames, not_null = {}, {}
+        for name, df in inputs.items():
+            frames[name], missing = plan_frame(name, program.tables[name], df)
+            if missing is not None:
+                not_null[name] = missing
+        if not_null:  # one job for every table with NOT NULL columns
+            found = _first_rows(not_null)
+            if found:
+                name = min(found)
+                columns = [c for c, _, nullable in program.tables[name].columns if not nullable]
+                raise SparkEngineError(f"table {name!r}: a NULL in a NOT NULL column ({', '.join(columns)})")
+        result = run_plan(program.plan, spark, frames, **options)
+        if program.checks:  # one job for every check: the names of those with a row
+            found = _first_rows({name: result.outputs[name] for name in program.checks})
+            for name, message in program.checks.items():
+                if name in found:
+                    raise SQLRuntimeError(message, name)
+        return {name: sql_frame(result.outputs[name], program.relations[name]) for name in program.outputs}
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", ansi)
 
 
-def plan_frame(name: str, table, df: DataFrame) -> DataFrame:
-    """A table's DataFrame (SQL columns) as the plan's input columns c0, c1, ..."""
+def _first_rows(frames: dict) -> set:
+    """The names of the DataFrames that have a row, by one Spark job."""
+    names = list(frames)
+    union = None
+    for i, n in enumerate(names):
+        part = frames[n].limit(1).selectExpr(f"{i} AS found")
+        union = part if union is None else union.unionAll(part)
+    return {names[r[0]] for r in union.collect()}
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def plan_frame(name: str, table, df: DataFrame):
+    """A table's DataFrame (SQL columns) as the plan's input columns c0, c1, ... (each value as
+    SQLSession.insert encodes it: a NULL is the type's zero, and 1 in its flag column), and a
+    DataFrame with a row if a NOT NULL column holds a NULL (None if there is none)."""
     wanted = [c for c, _, _ in table.columns]
     lower = {c.lower(): c for c in df.columns}
     if all(w in lower for w in wanted):
@@ -53,36 +83,37 @@ def plan_frame(name: str, table, df: DataFrame) -> DataFrame:
     elif len(df.columns) == len(wanted):
         picked = list(df.columns)
     else:
-        raise SparkEngineError(f"table {name!r}: the DataFrame has columns {df.columns}, but {name!r} has {', '.join(wanted)}")
+        raise SparkEngineError(f"table {name!r}: the DataFrame has columns {list(df.columns)}, but {name!r} has {', '.join(wanted)}")
     out = [None] * len(table.plan_types)
+    nulls = []
     for (column, ty, nullable), (v, n), source in zip(table.columns, table.layout, picked):
-        value = F.col(f"`{source}`").cast(_SPARK[ty])
-        if ty == "bool":
-            value = F.when(value, F.lit(1)).otherwise(F.lit(0)).cast(T.LongType())
-        out[v] = F.coalesce(value, F.lit(_ZERO[ty]).cast(T.LongType() if ty == "bool" else _SPARK[ty]))
+        source = _quoted(source)
+        value = f"CAST({source} AS {_SQL[ty]})"
+        if ty == BOOL:
+            value = f"CASE WHEN {value} THEN 1 ELSE 0 END"
+        out[v] = f"CAST(coalesce({value}, {sql_literal(_ZERO[ty], PLAN_TYPE[ty])}) AS {_SQL[PLAN_TYPE[ty]]})"
         if n is not None:
-            out[n] = F.when(F.col(f"`{source}`").isNull(), F.lit(1)).otherwise(F.lit(0)).cast(T.LongType())
-    not_null = [F.col(f"`{s}`").isNull() for (c, _, nullable), s in zip(table.columns, picked) if not nullable]
-    if not_null:
-        condition = not_null[0]
-        for c in not_null[1:]:
-            condition = condition | c
-        if df.where(condition).limit(1).count():
-            names = [c for c, _, nullable in table.columns if not nullable]
-            raise SparkEngineError(f"table {name!r}: a NULL in a NOT NULL column ({', '.join(names)})")
-    return df.select(*[c.alias(f"c{i}") for i, c in enumerate(out)])
+            out[n] = f"CAST(CASE WHEN {source} IS NULL THEN 1 ELSE 0 END AS BIGINT)"
+        else:
+            nulls.append(f"{source} IS NULL")
+    # SQL text: one Py4J call per column (see compiler.spark_engine.relations)
+    frame = df.selectExpr(*[f"{e} AS c{i}" for i, e in enumerate(out)])
+    return frame, (df.where(" OR ".join(nulls)) if nulls else None)
 
 
 def sql_frame(df: DataFrame, relation) -> DataFrame:
     """An output's plan columns as its SQL columns (NULL where the flag is set)."""
     columns = []
     for name, ty, v, n in relation.columns:
-        value = F.col(f"c{v}")
-        value = (value != 0) if ty == "bool" else value.cast(_SPARK[ty])
+        value = f"(c{v} != 0)" if ty == BOOL else f"c{v}"
         if n is not None:
-            value = F.when(F.col(f"c{n}") != 0, F.lit(None).cast(_SPARK[ty])).otherwise(value)
-        columns.append(value.alias(name))
-    return df.select(*columns)
+            value = f"CASE WHEN c{n} != 0 THEN CAST(NULL AS {_SQL[ty]}) ELSE {value} END"
+        columns.append(f"{value} AS {_quoted(name)}")
+    return df.selectExpr(*columns)
+
+
+_SQL = {INT: "BIGINT", FLOAT: "DOUBLE", TEXT: "STRING", BOOL: "BOOLEAN", "number": "BIGINT", "float": "DOUBLE", "symbol": "STRING"}
+_ZERO = {INT: 0, FLOAT: 0.0, TEXT: "", BOOL: 0}
 
 
 __all__ = ["run_sql", "plan_frame", "sql_frame"]

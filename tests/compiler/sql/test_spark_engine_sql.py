@@ -118,3 +118,19 @@ def test_a_null_in_a_not_null_column_is_an_error(spark):
     program = compile_sql("select a from t", {"t": {"a": "int not null"}})
     with pytest.raises(SparkEngineError, match=r"table 't': a NULL in a NOT NULL column \(a\)"):
         program.run_on_spark(spark, inputs={"t": spark.createDataFrame([(1,), (None,)], "a bigint")})
+
+
+def test_union_all_recursion_runs_by_deltas():
+    """A UNION ALL recursion (linear in its CTE) goes to the delta loop, compiler.spark_engine.bags;
+    a UNION recursion (a set: Distinct) goes to the semi-naive loop. The corpus checks both answers."""
+    from compiler.plan import Fixpoint
+    from compiler.spark_engine.bags import linear_bodies
+
+    def linear(sql):
+        steps = compile_sql(sql, SCHEMA, dialect="duckdb").plan.steps
+        return [linear_bodies(s) is not None for s in steps if isinstance(s, Fixpoint)]
+
+    paths = "with recursive p(x, y, len) as (select src, dst, 1 from edge union all select p.x, e.dst, p.len + 1 from p join edge e on p.y = e.src where p.len < 3) select x, y, len from p"
+    assert paths in QUERIES
+    assert linear(paths) == [True]
+    assert linear(paths.replace("union all", "union")) == [False]
