@@ -29,9 +29,14 @@ Engines, in the same run on the same data:
   peer runs in a separate interpreter that has pyspark 4.1 (`--peer-python`;
   by default bench/.peer-venv, created with `python -m venv` and pip on first
   use). Its recursion limits are Spark's defaults; hitting one is reported.
+  On tc-graph it also runs on the cyclic graph itself, to show what happens
+  there: UNION ALL keeps one row per path, cycles make the paths endless, so
+  the query can only end at one of Spark's recursion limits (reported, with
+  the limits' values) or at the bench's guard (`--cyclic-timeout` seconds).
 
 Every answer is checked: Spark engine = in-process rows, and the peer's rows
-(as a set, and its row count = the set's size where paths are unique).
+as a set = the in-process relation of the same input (the DAG version's for
+tc-graph), its row count = the set's size where paths are unique.
 """
 
 from __future__ import annotations
@@ -85,7 +90,8 @@ for name, path in tables.items():
     df = spark.read.parquet(path).cache()
     df.count()
     df.createOrReplaceTempView(name)
-result = {"spark": spark.version}
+result = {"spark": spark.version, "limits": {k: spark.conf.get(k, "?") for k in
+          ("spark.sql.cteRecursionLevelLimit", "spark.sql.cteRecursionRowLimit")}}
 began = time.perf_counter()
 try:
     df = spark.sql(sql)
@@ -189,7 +195,7 @@ def peer_python(args) -> str | None:
     return str(python)
 
 
-def run_peer(python: str, kind: str, inputs: dict, workdir: Path) -> dict:
+def run_peer(python: str, kind: str, inputs: dict, workdir: Path, timeout: float = 3600) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -200,8 +206,12 @@ def run_peer(python: str, kind: str, inputs: dict, workdir: Path) -> dict:
         pq.write_table(pa.table({cols[0]: block[0], cols[1]: block[1]}), path)
         tables[name] = str(path)
     out = workdir / f"{kind}-peer-out"
-    proc = subprocess.run([python, "-c", PEER_SCRIPT, json.dumps(tables), PEER_SQL[kind], str(out)],
-                          capture_output=True, text=True, timeout=3600)
+    began = time.perf_counter()
+    try:
+        proc = subprocess.run([python, "-c", PEER_SCRIPT, json.dumps(tables), PEER_SQL[kind], str(out)],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"stopped by the bench after {timeout:.0f} s (no answer yet)", "seconds": time.perf_counter() - began}
     line = [l for l in proc.stdout.splitlines() if l.startswith("PEER ")]
     if not line:
         return {"error": f"peer failed (exit {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}"}
@@ -232,6 +242,7 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--peer-python", help="an interpreter with pyspark 4.1 for the WITH RECURSIVE peer")
     p.add_argument("--no-peer", action="store_true", help="skip Spark's WITH RECURSIVE")
+    p.add_argument("--cyclic-timeout", type=float, default=600, help="seconds before the cyclic WITH RECURSIVE run is stopped")
     p.add_argument("--record", action="store_true", help="append a dated section to bench/RESULTS.md")
     args = p.parse_args()
 
@@ -277,14 +288,26 @@ def main() -> None:
                     print(f"{name}: Spark WITH RECURSIVE (peer)", file=sys.stderr)
                     peer = run_peer(python, kind, peer_inputs or inputs, Path(tmp))
                     version = peer.get("spark", "?")
+                    label = f"Spark {version} WITH RECURSIVE (UNION ALL){' on the DAG version' if peer_inputs else ''}"
                     if "error" in peer:
-                        table.append((name, "", f"Spark {version} WITH RECURSIVE (UNION ALL)", f"{peer.get('seconds', 0):.2f} s", "",
-                                      f"failed: {peer['error']}"))
-                    else:
-                        table.append((name, "", f"Spark {version} WITH RECURSIVE (UNION ALL)", f"{peer['seconds']:.2f} s", "",
-                                      f"{peer['rows']:,} rows"))
-                        if peer_inputs is None:
-                            checks.append((f"{name}: WITH RECURSIVE rows = in-process set, no duplicates", peer["answer"] == answer and peer["rows"] == len(answer)))
+                        table.append((name, "", label, f"{peer.get('seconds', 0):.2f} s", "", f"failed: {peer['error']}"))
+                    elif peer_inputs is None:
+                        table.append((name, "", label, f"{peer['seconds']:.2f} s", "", f"{peer['rows']:,} rows"))
+                        checks.append((f"{name}: WITH RECURSIVE rows = in-process set, no duplicates", peer["answer"] == answer and peer["rows"] == len(answer)))
+                    else:  # the DAG version: compare with the in-process relation of the same edges
+                        dag = in_process(text, peer_inputs, output)["answer"]
+                        table.append((name, "", label, f"{peer['seconds']:.2f} s", "",
+                                      f"{peer['rows']:,} rows: one per path, {len(dag):,} distinct pairs"))
+                        checks.append((f"{name}: WITH RECURSIVE rows on the DAG version, as a set = in-process on it ({len(dag):,})",
+                                       peer["answer"] == dag))
+                    if peer_inputs:  # and on the cyclic input itself
+                        print(f"{name}: Spark WITH RECURSIVE on the cyclic graph (peer, guarded)", file=sys.stderr)
+                        cyclic = run_peer(python, kind, inputs, Path(tmp), timeout=args.cyclic_timeout)
+                        limits = ", ".join(f"{k.split('.')[-1]} {v}" for k, v in peer.get("limits", {}).items())
+                        outcome = (f"did not finish: {cyclic['error']}" if "error" in cyclic
+                                   else f"finished: {cyclic['rows']:,} rows (unexpected on a cyclic graph)")
+                        table.append((name, "cyclic, as given", f"Spark {version} WITH RECURSIVE (UNION ALL)",
+                                      f"{cyclic.get('seconds', 0):.2f} s", "", f"{outcome}; limits: {limits}"))
     finally:
         provider.stop()
     render(table, checks, notes, args)
@@ -292,7 +315,7 @@ def main() -> None:
 
 def render(table, checks, notes, args) -> None:
     lines = ["| workload | sizes | engine | median | spread | notes |", "|---|---|---|---:|---|---|"]
-    lines += ["| " + " | ".join(r) + " |" for r in table]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in r) + " |" for r in table]
     lines += ["", "| check | result |", "|---|---|"]
     lines += [f"| {c} | {'PASS' if ok else 'FAIL'} |" for c, ok in checks]
     text = "\n".join(lines)
@@ -306,7 +329,7 @@ def render(table, checks, notes, args) -> None:
         header = (f"\n## Spark engine, {datetime.datetime.now():%Y-%m-%d %H:%M}\n\n"
                   f"commit {commit}{' + uncommitted changes' if dirty else ''}; Python {platform.python_version()}, pyspark {pyspark.__version__}"
                   f" (engine), {platform.machine()}, {os.cpu_count()} cores, load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} at the end;"
-                  f" `python bench/spark_engine.py --repeats {args.repeats}`\n\n")
+                  f" `python bench/spark_engine.py {' '.join(a for a in sys.argv[1:] if a != '--record')}`\n\n")
         with open(RESULTS, "a") as f:
             f.write(header + text + "\n")
     if not all(ok for _, ok in checks):
