@@ -90,7 +90,12 @@ for name, path in tables.items():
     df = spark.read.parquet(path).cache()
     df.count()
     df.createOrReplaceTempView(name)
-result = {"spark": spark.version, "limits": {k: spark.conf.get(k, "?") for k in
+def limit(key):
+    try:
+        return spark.conf.get(key)
+    except Exception:  # not a setting of this Spark version
+        return "?"
+result = {"spark": spark.version, "limits": {k: limit(k) for k in
           ("spark.sql.cteRecursionLevelLimit", "spark.sql.cteRecursionRowLimit")}}
 began = time.perf_counter()
 try:
