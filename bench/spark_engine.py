@@ -80,7 +80,7 @@ PEER_SQL = {
 
 # The peer: one query over Parquet tables in an interpreter with pyspark 4.1; prints JSON.
 PEER_SCRIPT = r"""
-import json, sys, time
+import json, re, sys, time
 from pyspark.sql import SparkSession
 tables, sql, out = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
 spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
@@ -104,7 +104,13 @@ try:
     result["seconds"] = time.perf_counter() - began
 except Exception as e:
     result["seconds"] = time.perf_counter() - began
-    result["error"] = [l for l in str(e).strip().splitlines() if l.strip()][0][:400]
+    # Py4J's first line only names the failed call; the cause is the line with
+    # Spark's error class ([RECURSION_LEVEL_LIMIT_EXCEEDED] ...) or, failing
+    # that, the first Java exception.
+    lines = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
+    cause = next((l for l in lines if re.search(r"\[[A-Z_]+(\.[A-Z_]+)?\]", l)), None) \
+        or next((l for l in lines if "Exception" in l), lines[0])
+    result["error"] = cause[:600]
 print("PEER " + json.dumps(result))
 spark.stop()
 """
