@@ -53,6 +53,22 @@ def output_format(args) -> str:
     return fmt
 
 
+def check_output_dir(path: str, option: str = "--output-dir") -> None:
+    """Create a local output directory now, so a path that cannot take the results fails
+    before the computation instead of losing its answer at the end."""
+    from runtime.spark.read import is_local
+
+    if not is_local(path):
+        return  # a cluster path (hdfs://, s3a://): Spark reports it when writing
+    local = path[len("file://"):] if path.startswith("file://") else path
+    try:
+        os.makedirs(local, exist_ok=True)
+    except OSError as err:
+        raise UserError(f"{option} {path}: cannot create it: {err.strerror}") from None
+    if not os.access(local, os.W_OK | os.X_OK):
+        raise UserError(f"{option} {path}: not writable")
+
+
 def declared_tables(args) -> list[tuple[str, str]]:
     """(name, path) of the tables the command line names: what a SQL program's schema is read from."""
     tables: dict[str, str] = {}
@@ -101,6 +117,8 @@ def run(args) -> int:
         raise UsageError("--changes needs the in-process engine: the Spark engine evaluates the tables as they are"
                          " (keeping answers up to date as tables change stays with the in-process runtime)")
     program = load_program(args.program, declared_tables(args), args.join_plan)
+    if args.output_dir:
+        check_output_dir(args.output_dir)
     if args.engine == "spark":
         from compiler.cli.spark_engine import run_spark_engine
 

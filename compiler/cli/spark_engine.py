@@ -36,6 +36,8 @@ def run_spark_engine(args, program, fmt: str, initial_inputs) -> int:
     from compiler.spark_engine import run as run_on_spark
     from runtime.spark import LoadError
     from runtime.spark.read import read_dataframe
+    from py4j.protocol import Py4JError
+    from pyspark.errors import PySparkException
 
     inputs = initial_inputs(args, program)
     precheck(program, inputs)
@@ -59,6 +61,8 @@ def run_spark_engine(args, program, fmt: str, initial_inputs) -> int:
             write_outputs(program, outputs, args.output_dir, fmt)
         except (LoadError, SparkEngineUnsupported, SparkEngineError, SessionError) as e:  # SQLRuntimeError too
             raise UserError(str(e)) from None
+        except (Py4JError, PySparkException) as e:  # a job failed: a malformed table read late, or Spark itself
+            raise UserError(spark_job_failure(program, inputs, pushed, e)) from None
         if args.timings:
             print(f"timings: spark start {provider.startup_seconds or 0:.2f}s, read and evaluate"
                   f" {written - began - (provider.startup_seconds or 0):.2f}s, write {clock.perf_counter() - written:.2f}s",
@@ -66,6 +70,19 @@ def run_spark_engine(args, program, fmt: str, initial_inputs) -> int:
     finally:
         provider.stop()
     return 0
+
+
+def spark_job_failure(program, inputs, pushed, e: Exception) -> str:
+    """What to tell about a failed Spark job: the first malformed line of a local text
+    input if there is one (Spark names neither file nor line), else Spark's cause."""
+    from runtime.spark.read import detect_format, malformed_text, spark_cause
+
+    for rel, path in inputs:
+        source = make_source(program, rel, path, pushed=pushed)
+        found = malformed_text(source, source.format or detect_format(source.path))
+        if found:
+            return found
+    return f"Spark failed: {spark_cause(e)}"
 
 
 def refuse_types(program) -> None:
@@ -104,7 +121,12 @@ def typed_frame(df, source):
         return df
     flags = [F.when(b, F.lit(i)).otherwise(F.lit(None)) for i, b in enumerate(bad)]
     first = df.select(*[F.col(f"`{f.name}`") for f in df.schema.fields[: len(casts)]], F.coalesce(*flags).alias("__bad"))
-    found = first.where(F.col("__bad").isNotNull()).limit(1).collect()
+    try:
+        found = first.where(F.col("__bad").isNotNull()).limit(1).collect()
+    except Exception as e:  # the first job to read the table: a malformed file fails here
+        from runtime.spark.read import detect_format, read_failure
+
+        raise read_failure(source, source.format or detect_format(source.path), e, "Spark failed reading it") from None
     if found:
         row = found[0]
         j = row["__bad"]

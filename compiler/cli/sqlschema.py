@@ -52,7 +52,13 @@ def table_columns(name: str, path: str) -> dict[str, str]:
         else:
             raise UserError(f"'{name}': {path}: a SQL table needs column names and types (Parquet, CSV with a header, or JSON lines)")
     except (pa.ArrowInvalid, OSError) as e:
-        raise UserError(f"'{name}': {path}: cannot read its schema: {str(e).splitlines()[0]}") from None
+        from runtime.spark.read import first_malformed_line
+
+        try:
+            bad = first_malformed_line(local, fmt) if fmt in ("csv", "json") else None
+        except (OSError, UnicodeDecodeError):
+            bad = None
+        raise UserError(f"'{name}': {path}: {bad or 'cannot read its schema: ' + str(e).splitlines()[0]}") from None
     columns = {}
     for field in schema:
         t = field.type

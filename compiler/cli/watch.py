@@ -36,7 +36,7 @@ from pathlib import Path
 
 from compiler.cli.common import UserError, load_program, spark_provider
 from compiler.cli.inputs import columns
-from compiler.cli.run import declared_tables, initial_inputs, open_session
+from compiler.cli.run import check_output_dir, declared_tables, initial_inputs, open_session
 
 
 class Ledger:
@@ -167,6 +167,8 @@ def watch(args) -> int:
     program = load_program(args.program, declared_tables(args), args.join_plan)
     if not os.path.isdir(args.changes_dir):
         raise UserError(f"--changes-dir {args.changes_dir}: no such directory")
+    check_output_dir(args.output_dir)
+    check_output_dir(args.checkpoint, "--checkpoint")
     ledger = Ledger(args.checkpoint)
     ledger.check_meta(_meta(args, program))
     spark = spark_provider(args)

@@ -23,6 +23,7 @@ and `time`):
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,13 +93,13 @@ def read_dataframe(spark, source: TableSource):
         elif fmt == "facts":
             df = reader.options(sep="\t", header=False, quote="\u0000", escape="\u0000", mode="FAILFAST", emptyValue="").csv(path)
         elif fmt == "json":
-            df = reader.json(path)
+            df = reader.options(mode="FAILFAST").json(path)
         else:
             raise LoadError(f"{where}: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
     except Exception as e:  # AnalysisException and friends: one line, not the JVM stack
         if isinstance(e, LoadError):
             raise
-        raise LoadError(f"{where}: Spark cannot read it as {fmt}: {_first_line(e)}") from None
+        raise read_failure(source, fmt, e, f"Spark cannot read it as {fmt}") from None
     return _select(df, source, fmt, where)
 
 
@@ -214,7 +215,7 @@ def read_table(spark, source: TableSource) -> pa.Table:
     try:
         return df.toArrow()
     except Exception as e:
-        raise LoadError(f"'{source.relation}': {source.path}: Spark failed reading it: {_first_line(e)}") from None
+        raise read_failure(source, source.format or detect_format(source.path), e, "Spark failed reading it") from None
 
 
 def dataframe_batches(df) -> Iterator[pa.RecordBatch]:
@@ -305,7 +306,7 @@ def encode_dataframe(df, source: TableSource, symbols, on_rows=None, timings: di
         raise
     except Exception as e:
         batches.close()
-        raise LoadError(f"'{source.relation}': {source.path}: Spark failed reading it: {_first_line(e)}") from None
+        raise read_failure(source, source.format or detect_format(source.path), e, "Spark failed reading it") from None
     if timings is not None:
         timings["spark"] = timings.get("spark", 0.0) + waited
         timings["encode"] = timings.get("encode", 0.0) + (clock() - began - waited)
@@ -373,7 +374,95 @@ def _first_line(e: Exception) -> str:
     return line[:300]
 
 
+def read_failure(source: TableSource, fmt: str, e: Exception, doing: str) -> LoadError:
+    """A failed Spark read as one LoadError. Spark names neither the line nor what is wrong
+    with it, so a local text table is read here to find its first malformed line; failing
+    that, the message is Spark's own cause."""
+    return LoadError(malformed_text(source, fmt) or f"'{source.relation}': {source.path}: {doing}: {spark_cause(e)}")
+
+
+def malformed_text(source: TableSource, fmt: str) -> str | None:
+    """"'rel': PATH: line N: what" for a local CSV, .facts or JSON-lines table with a
+    malformed line, else None."""
+    if not (is_local(source.path) and fmt in ("csv", "facts", "json")):
+        return None
+    local = source.path[len("file://"):] if source.path.startswith("file://") else source.path
+    try:
+        bad = first_malformed_line(local, fmt)
+    except (OSError, UnicodeDecodeError) as err:
+        bad = f"cannot read it as UTF-8 text: {err}"
+    return f"'{source.relation}': {source.path}: {bad}" if bad else None
+
+
+def spark_cause(e: Exception) -> str:
+    """The informative line of a Spark failure. A Py4J error opens with the failed call
+    ("An error occurred while calling o109.getResult."); the cause is the first line with
+    Spark's error class ("[MALFORMED_RECORD_IN_PARSING] ..."), else the first exception line,
+    without the Java class name and the SQLSTATE."""
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(e).__name__
+    cause = next((line for line in lines if _ERROR_CLASS.search(line)), None) \
+        or next((line for line in lines[1:] if _JAVA_EXCEPTION.match(line)), lines[0])
+    cause = _JAVA_EXCEPTION.sub("", cause)
+    return re.sub(r"\s*SQLSTATE: \w+\s*$", "", cause)[:300]
+
+
+_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z_]*(\.[A-Z_]+)?\]")
+_JAVA_EXCEPTION = re.compile(r"^(: |Caused by: )?([\w$]+\.)+[\w$]*(Exception|Error): ")
+
+
+def first_malformed_line(path: str, fmt: str) -> str | None:
+    """Where the local text table at `path` (a file or a directory of part files) first
+    breaks its format, as "FILE: line N: what"; None when every line parses. CSV records
+    must have the header's number of fields, .facts rows the first row's number of
+    tab-separated fields, and JSON lines must each be one object; blank lines are skipped,
+    as Spark skips them."""
+    import csv
+    import json
+
+    files = [path] if os.path.isfile(path) else sorted(
+        str(f) for f in Path(path).rglob("*") if f.is_file() and not f.name.startswith((".", "_")))
+    for file in files:
+        name = file if len(files) > 1 else ""
+        at = f"{name}: line" if name else "line"
+        with open(file, encoding="utf-8", newline="") as fh:
+            if fmt == "csv":
+                reader = csv.reader(fh)
+                header = next(reader, None)
+                for record in reader:
+                    if record and len(record) != len(header):
+                        return f"{at} {reader.line_num}: {_fields(len(record))}, the header has {len(header)}"
+            elif fmt == "facts":
+                width = first = None
+                for number, line in enumerate(fh, 1):
+                    line = line.rstrip("\r\n")
+                    if not line.strip():
+                        continue
+                    fields = line.count("\t") + 1
+                    if width is None:
+                        width, first = fields, number
+                    elif fields != width:
+                        return f"{at} {number}: {_fields(fields)} (tab-separated), line {first} has {width}"
+            else:
+                for number, line in enumerate(fh, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        value = json.loads(line.rstrip("\r\n"))
+                    except ValueError as err:
+                        return f"{at} {number}: not valid JSON ({err.msg}, column {err.colno})"
+                    if not isinstance(value, dict):
+                        return f"{at} {number}: a JSON {type(value).__name__}, not an object"
+    return None
+
+
+def _fields(n: int) -> str:
+    return f"{n} field" if n == 1 else f"{n} fields"
+
+
 __all__ = [
     "ColumnSpec", "TableSource", "FORMATS", "check_source", "dataframe_batches", "detect_format", "map_columns",
     "read_dataframe", "read_encoded", "encode_dataframe", "read_table", "encode_source", "is_local",
+    "first_malformed_line", "malformed_text", "read_failure", "spark_cause",
 ]

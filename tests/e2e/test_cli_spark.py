@@ -314,3 +314,33 @@ def test_missing_file_wrong_columns_unknown_relation_and_usage(tmp_path):
     assert cli("frobnicate").returncode == 2
     for done in (missing, cols, unknown):
         assert "Traceback" not in done.stderr
+
+
+def test_malformed_text_tables_are_named_by_file_and_line(tmp_path):
+    """Spark's own failure names neither the file's line nor the problem ("An error occurred
+    while calling o109.getResult."): the message must, on both engines."""
+    facts = tmp_path / "edge.facts"
+    facts.write_text("1\t2\n\n3\n")
+    csv = tmp_path / "edge.csv"
+    csv.write_text("src,dst\n1,2\n3,4,5\n")
+    jsonl = tmp_path / "edge.jsonl"
+    jsonl.write_text('{"src": 1, "dst": 2}\n{"src": 3,\n')
+    root = f"root={DATA}/root.parquet"
+    cases = [
+        (("run", REACH, "--input", f"edge={facts}", "--input", root), f"{facts}: line 3: 1 field (tab-separated), line 1 has 2"),
+        (("run", REACH, "--engine", "spark", "--input", f"edge={csv}", "--input", root), f"{csv}: line 3: 3 fields, the header has 2"),
+        (("run", REACH, "--input", f"edge={jsonl}", "--input", root),
+         f"{jsonl}: line 2: not valid JSON (Expecting property name enclosed in double quotes, column 11)"),
+    ]
+    for args, where in cases:
+        done = cli(*args)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.strip() == f"deltalog: error: 'edge': {where}", done.stderr
+
+
+def test_an_output_dir_that_cannot_be_made_fails_before_the_run(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    done = cli("run", REACH, "--input-dir", DATA, "--output-dir", str(blocker / "out"))
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"deltalog: error: --output-dir {blocker / 'out'}: cannot create it: Not a directory", done.stderr

@@ -21,7 +21,9 @@ import compiler
 from compiler.cli.common import UserError
 from compiler.cli.inputs import Loader
 from runtime.spark.arrow import LoadError
-from runtime.spark.read import ColumnSpec, TableSource, dataframe_batches, encode_source, read_encoded, read_table
+from runtime.spark.read import (
+    ColumnSpec, TableSource, dataframe_batches, encode_source, first_malformed_line, read_encoded, read_table, spark_cause,
+)
 from runtime.spark.session import SparkProvider
 from runtime.symbols import SymbolTable
 from tests.e2e.test_cli_spark import REACH
@@ -123,3 +125,27 @@ def test_the_loader_streams_a_table_and_inserts_nothing_when_it_fails(provider, 
     expected.insert("root", [(0,), (600,)])
     expected.commit()
     assert session.read("reach") == expected.read("reach")
+
+
+def test_spark_cause_is_the_error_class_line_not_the_py4j_call():
+    message = ("An error occurred while calling o43.parquet.\n"
+               ": org.apache.spark.SparkException: Job aborted due to stage failure\n"
+               "Caused by: org.apache.spark.SparkException: [RECURSION_ROW_LIMIT_EXCEEDED] The recursion row limit 1000000"
+               " was reached. SQLSTATE: 42836\n\tat org.apache.spark.Foo.bar(Foo.scala:1)")
+    assert spark_cause(Exception(message)) == "[RECURSION_ROW_LIMIT_EXCEEDED] The recursion row limit 1000000 was reached."
+    plain = "An error occurred while calling o9.csv.\n: java.io.FileNotFoundException: /x (Permission denied)\n\tat y"
+    assert spark_cause(Exception(plain)) == "/x (Permission denied)"
+    assert spark_cause(Exception("one line")) == "one line"
+
+
+def test_first_malformed_line_of_each_text_format(tmp_path):
+    (tmp_path / "a.csv").write_text('src,dst\n1,"2,3"\n\n4,5\n6\n')
+    assert first_malformed_line(str(tmp_path / "a.csv"), "csv") == "line 5: 1 field, the header has 2"
+    (tmp_path / "ok.facts").write_text("1\t2\n3\t4\n")
+    assert first_malformed_line(str(tmp_path / "ok.facts"), "facts") is None
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    (parts / "a.jsonl").write_text('{"x": 1}\n')
+    (parts / "b.jsonl").write_text('{"x": 2}\n[3]\n')
+    (parts / "_SUCCESS").write_text("")
+    assert first_malformed_line(str(parts), "json") == f"{parts / 'b.jsonl'}: line 2: a JSON list, not an object"
