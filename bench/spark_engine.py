@@ -110,7 +110,7 @@ except Exception as e:
     lines = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
     cause = next((l for l in lines if re.search(r"\[[A-Z_]+(\.[A-Z_]+)?\]", l)), None) \
         or next((l for l in lines if "Exception" in l), lines[0])
-    result["error"] = cause[:600]
+    result["error"] = re.sub(r"^(: |Caused by: )?([\w$]+\.)+[\w$]*(Exception|Error): ", "", cause)[:600]
 print("PEER " + json.dumps(result))
 spark.stop()
 """
