@@ -21,9 +21,10 @@ times. `read(rel)` is the relation's contents as of the last closed time.
 Facts written in the program are at time 0, so the first commit has them.
 
 Inputs are multisets: a row inserted twice is there until removed twice. A
-relation holds the rows with a positive count. Removing a row more times than
-it was inserted is a usage error whose effect is unspecified (the session
-does not track inputs to reject it).
+relation holds the rows with a positive count. Removing a row that is not
+there (more times than it was inserted, as of the removal's time) raises
+`SessionError` and applies nothing of that call: each input's counts are kept
+in a ledger (runtime.ledger) for this check.
 
 Errors. Misuse of a session -- an unknown relation, rows for a relation that
 is derived rather than input, a row of the wrong arity or with a value of the
@@ -46,6 +47,7 @@ from compiler.lowering.dataflow import build_dataflow
 from compiler.lowering.datalog import plan_datalog
 from compiler.plan import Plan, explain
 from compiler.plan.rewrites import optimize as optimize_plan
+from runtime.ledger import CountLedger, NegativeCount
 
 _INT64 = (-(2**63), 2**63 - 1)
 
@@ -116,6 +118,7 @@ class Session:
         self._built = build_dataflow(program.plan, names)
         self._time = 0
         self._constants_open = True
+        self._ledgers: dict[str, CountLedger] = {}
 
     @property
     def time(self) -> int:
@@ -153,7 +156,7 @@ class Session:
             raise SessionError(f"time {int(times.min())} is already closed (the open time is {self._time})", relation)
         if data.ndim != 2 or data.shape[0] != self.program.relations[relation].arity:
             raise SessionError(f"'{relation}': a block of {data.shape[0]} columns, but '{relation}' has {self.program.relations[relation].arity}", relation)
-        handle.update_columns(data, diff, times)
+        self._submit(relation, handle, data, diff, times)
 
     def _update(self, relation: str, rows, diff: int, time) -> None:
         handle = self._input(relation)
@@ -168,7 +171,29 @@ class Session:
             if "unsigned" in info.types:  # stored as the int64 with the same bits
                 rows = [_to_int64(r, info.types) for r in rows]
             data = self._built.dataflow.codec.encode_rows(rows, runtime_types(info.types))
-        handle.update_columns(data, diff, when)
+        self._submit(relation, handle, data, diff, when)
+
+    def _submit(self, relation: str, handle, data: np.ndarray, diff, time) -> None:
+        """Hand encoded rows to the input, after the relation's count ledger has checked that
+        no row is removed more often than it is there (runtime.ledger)."""
+        n = data.shape[1]
+        diffs = np.broadcast_to(np.asarray(diff, dtype=np.int64), (n,))
+        times = np.broadcast_to(np.asarray(time, dtype=np.int64), (n,))
+        ledger = self._ledgers.get(relation)
+        if ledger is None:
+            ledger = self._ledgers[relation] = CountLedger(data.shape[0])
+        try:
+            ledger.submit(data, diffs, times, self._time)
+        except NegativeCount as e:
+            row = self._decoded(relation, self._built.dataflow.codec.decode_rows(e.row.reshape(-1, 1), self._input_types(relation))[0])
+            raise SessionError(
+                f"'{relation}': cannot remove {row} at time {e.time}: it is not there (its count would be {e.count})",
+                relation) from None
+        handle.update_columns(data, diffs, times)
+
+    def _input_types(self, relation: str) -> tuple[str, ...]:
+        """The runtime column types an input's rows are encoded with."""
+        return runtime_types(self.program.relations[relation].types)
 
     def _input(self, relation: str):
         info = self.program.relations.get(relation)

@@ -211,7 +211,7 @@ class Loader:
                 for _ in range(abs(d)):
                     (self.session.insert if d > 0 else self.session.remove)(source.relation, group, time=t)
         except SessionError as e:
-            raise UserError(f"'{source.relation}': {source.path}: {e}") from None
+            raise UserError(located(source, e)) from None
 
     def load(self, relation: str, path: str, fmt: str | None = None, time=None, diff=1) -> int:
         source = self.source(relation, path, fmt)
@@ -265,8 +265,15 @@ class Loader:
                     self.session.update_columns(source.relation, block, extras.get("diff", diff), extras.get("time", time))
                     n += block.shape[1]
         except SessionError as e:
-            raise UserError(f"'{source.relation}': {source.path}: {e}") from None
+            raise UserError(located(source, e)) from None
         return n
+
+
+def located(source, error: Exception) -> str:
+    """A session's complaint about rows of `source`, with the file it read them from."""
+    message = str(error)
+    own = f"'{source.relation}': "
+    return f"{own}{source.path}: {message[len(own):] if message.startswith(own) else message}"
 
 
 def make_source(program, relation: str, path: str, fmt: str | None = None, changes: bool = False, pushed=None):

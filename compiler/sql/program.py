@@ -229,7 +229,10 @@ class SQLSession(Session):
         table = self.program.tables[relation]
         encoded = [_encode_row(row, info, table) for row in rows]
         data = self._built.dataflow.codec.encode_rows(encoded, runtime_types(table.plan_types))
-        handle.update_columns(data, diff, when)
+        self._submit(relation, handle, data, diff, when)
+
+    def _input_types(self, relation: str) -> tuple[str, ...]:
+        return runtime_types(self.program.tables[relation].plan_types)
 
     def _advance(self, time: int):
         changes = super()._advance(time)

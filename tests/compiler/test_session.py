@@ -223,3 +223,28 @@ def test_closed_times_are_rejected(loaded):
     with pytest.raises(SessionError, match="must be an integer"):
         loaded.insert("edge", [(2, 3)], time=1.5)
     assert_unchanged(loaded, [(1, 2)])
+
+
+def test_removing_what_is_not_there_is_refused_and_changes_nothing(loaded):
+    # Without the check, (3, 4) would sit at count -1 and the later insert would cancel it.
+    with pytest.raises(SessionError, match=r"'edge': cannot remove \(3, 4\) at time 1: it is not there \(its count would be -1\)"):
+        loaded.remove("edge", [(1, 2), (3, 4)])
+    with pytest.raises(SessionError, match=r"cannot remove \(1, 2\) at time 1: .* would be -1"):
+        loaded.remove("edge", [(1, 2), (1, 2)])
+    assert_unchanged(loaded, [(1, 2)])
+    loaded.insert("edge", [(3, 4)])
+    loaded.commit()
+    assert loaded.read("reach") == [(1, 2), (3, 4)]
+
+
+def test_a_removal_is_checked_at_its_own_time(loaded):
+    loaded.insert("edge", [(5, 6)], time=4)
+    loaded.remove("edge", [(5, 6)], time=6)  # inserted at 4, removed at 6: fine
+    with pytest.raises(SessionError, match=r"cannot remove \(5, 6\) at time 3"):
+        loaded.remove("edge", [(5, 6)], time=3)  # before its insert
+    with pytest.raises(SessionError, match=r"cannot remove \(5, 6\) at time 6"):
+        loaded.remove("edge", [(5, 6)], time=6)
+    loaded.advance_to(5)
+    assert loaded.read("reach") == [(1, 2), (5, 6)]
+    loaded.advance_to(7)
+    assert loaded.read("reach") == [(1, 2)]

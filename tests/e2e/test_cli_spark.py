@@ -109,7 +109,7 @@ def test_run_changes_writes_change_logs_and_final_contents(tmp_path):
     # edge changes without a time column: one time per file (times 1, 2, name order);
     # root changes with a time column: their own times.
     write_parquet(tmp_path / "edge" / "a.parquet", {"src": [0, 41], "dst": [41, 42], "diff": [1, 1]})
-    write_parquet(tmp_path / "edge" / "b.parquet", {"src": [0, 2], "dst": [41, 3], "diff": [-1, -1]})
+    write_parquet(tmp_path / "edge" / "b.parquet", {"src": [0, 2], "dst": [41, 4], "diff": [-1, -1]})
     write_parquet(tmp_path / "root.parquet", {"r": [41, 0], "diff": [1, -1], "time": [2, 3]})
     out = tmp_path / "out"
     done = cli("run", REACH, "--input", f"edge={DATA}/edge.parquet", "--input", f"root={DATA}/root.parquet",
@@ -120,7 +120,7 @@ def test_run_changes_writes_change_logs_and_final_contents(tmp_path):
     oracle = base_session()
     oracle.commit()
     oracle.insert("edge", [(0, 41), (41, 42)], time=1)
-    oracle.remove("edge", [(0, 41), (2, 3)], time=2)
+    oracle.remove("edge", [(0, 41), (2, 4)], time=2)
     oracle.insert("root", [(41,)], time=2)
     oracle.remove("root", [(0,)], time=3)
     oracle.advance_to(4)
@@ -344,3 +344,11 @@ def test_an_output_dir_that_cannot_be_made_fails_before_the_run(tmp_path):
     done = cli("run", REACH, "--input-dir", DATA, "--output-dir", str(blocker / "out"))
     assert done.returncode == 1
     assert done.stderr.strip() == f"deltalog: error: --output-dir {blocker / 'out'}: cannot create it: Not a directory", done.stderr
+
+
+def test_a_change_table_removing_an_edge_that_is_not_there_is_refused(tmp_path):
+    write_parquet(tmp_path / "gone.parquet", {"src": [2, 7], "dst": [4, 8], "diff": [-1, -1]})  # (2, 4) is there
+    done = cli("run", REACH, "--input-dir", DATA, "--changes", f"edge={tmp_path / 'gone.parquet'}")
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"deltalog: error: 'edge': {tmp_path / 'gone.parquet'}: cannot remove (7, 8) at time 1: it is not there (its count would be -1)")

@@ -76,3 +76,14 @@ def test_not_null_columns_reject_none():
     s.insert("edge", [(1, None)])
     s.commit()
     assert s.read("result") == [(1,)]
+
+
+def test_deleting_a_row_that_is_not_there_is_refused():
+    s = compile_sql("select a, c from t", SCHEMA).session()
+    s.insert("t", [(1, 0, "x", None), (1, 0, "x", None)])
+    s.commit()
+    s.remove("t", [(1, 0, "x", None)])  # one of two copies
+    with pytest.raises(SessionError, match=r"'t': cannot remove \(None, 0, 'x', None\) at time 1: it is not there"):
+        s.remove("t", [(None, 0, "x", None)])
+    s.commit()
+    assert s.read("result") == [(1, "x")]

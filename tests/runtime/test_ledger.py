@@ -1,0 +1,71 @@
+"""The count ledger (runtime.ledger) accepts exactly the submissions after which no row's
+count is negative at any time, compared with a from-scratch reference over every update
+accepted so far; a refused submission changes nothing."""
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runtime import ledger as ledger_module
+from runtime.ledger import CountLedger, NegativeCount
+
+
+def never_negative(updates) -> bool:
+    """The reference: per row, counts summed in time order (a time's updates together) stay >= 0."""
+    per_row = defaultdict(lambda: defaultdict(int))
+    for row, time, diff in updates:
+        per_row[row][time] += diff
+    for by_time in per_row.values():
+        count = 0
+        for time in sorted(by_time):
+            count += by_time[time]
+            if count < 0:
+                return False
+    return True
+
+
+update = st.tuples(st.tuples(st.integers(0, 2), st.integers(0, 1)), st.integers(0, 4), st.sampled_from([-2, -1, 1, 1, 2]))
+submission = st.tuples(st.lists(update, min_size=1, max_size=6), st.integers(0, 2))  # updates, how far the open time moves
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(submission, min_size=1, max_size=25), st.booleans())
+def test_the_ledger_accepts_what_the_reference_accepts(submissions, pile_early):
+    if pile_early:  # arrange after every submission instead of every 64
+        ledger_module._PILE, saved = 1, ledger_module._PILE
+    try:
+        ledger = CountLedger(2)
+        accepted = []
+        open_time = 0
+        for updates, step in submissions:
+            updates = [(row, open_time + t, d) for row, t, d in updates]  # never before the open time
+            data = np.array([row for row, _, _ in updates], dtype=np.int64).T
+            time = np.array([t for _, t, _ in updates], dtype=np.int64)
+            diff = np.array([d for _, _, d in updates], dtype=np.int64)
+            valid = never_negative(accepted + updates)
+            try:
+                ledger.submit(data, diff, time, open_time)
+            except NegativeCount as e:
+                assert not valid, f"refused a valid submission: {e}"
+                row = tuple(int(v) for v in e.row)
+                assert row in {r for r, _, d in updates if d < 0}
+                assert e.count < 0
+                continue
+            assert valid, f"accepted {updates} after {accepted}"
+            accepted += updates
+            open_time += step
+    finally:
+        if pile_early:
+            ledger_module._PILE = saved
+
+
+def test_a_refusal_names_the_earliest_negative_time_and_records_nothing():
+    ledger = CountLedger(1)
+    ledger.submit(np.array([[7]]), np.array([1]), np.array([3]), 0)
+    with pytest.raises(NegativeCount) as refused:  # removed at 1 and 2: negative from 1 on
+        ledger.submit(np.array([[7, 7]]), np.array([-1, -1]), np.array([2, 1]), 0)
+    assert (refused.value.row.tolist(), refused.value.time, refused.value.count) == ([7], 1, -1)
+    ledger.submit(np.array([[7]]), np.array([-1]), np.array([3]), 0)  # the refused removals left no trace
