@@ -315,8 +315,11 @@ def _check_row(row, info: RelationInfo) -> None:
         raise SessionError(f"'{name}': row {tuple(row)!r} has {len(row)} values, but '{name}' has {info.arity} columns", name)
     for value, t, column in zip(row, info.types, info.attribute_names):
         if not _fits(value, t):
+            integral = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+            too_large = integral and (t == "number" or (t == "unsigned" and value >= 2**64))
+            range_note = " (outside its 64-bit range)" if too_large else ""
             raise SessionError(
-                f"'{name}': row {tuple(row)!r}: column '{column}' is a {t} and needs {_TYPE_WORDS[t]}, got {value!r}", name
+                f"'{name}': row {tuple(row)!r}: column '{column}' is {'an' if t[0] in 'aeiou' else 'a'} {t} and needs {_TYPE_WORDS[t]}, got {value!r}{range_note}", name
             )
 
 

@@ -38,7 +38,7 @@ from compiler.datalog.ast import (
     Variable,
     Wildcard,
 )
-from compiler.errors import DeclarationError, Source, UnsupportedError
+from compiler.errors import DeclarationError, ParseError, Source, UnsupportedError
 
 # Soufflé's binding strength of binary operators (all left associative); `^` and
 # the unary operators bind tighter still and are left to the grammar.
@@ -108,10 +108,16 @@ class Builder(Transformer):
         return Wildcard(span=meta_span(meta))
 
     def number(self, meta, children):
-        return Number(parse_int(str(children[0])), span=meta_span(meta))
+        return Number(self._fitting(str(children[0]), 2**63 - 1, "a number (64-bit signed)", meta), span=meta_span(meta))
 
     def unsigned(self, meta, children):
-        return Unsigned(parse_int(str(children[0])[:-1]), span=meta_span(meta))
+        return Unsigned(self._fitting(str(children[0])[:-1], 2**64 - 1, "an unsigned (64-bit)", meta), span=meta_span(meta))
+
+    def _fitting(self, text: str, largest: int, what: str, meta) -> int:
+        value = parse_int(text)
+        if value > largest:
+            raise self._error(ParseError, f"the literal {text} does not fit in {what}: at most {largest}", meta_span(meta))
+        return value
 
     def float(self, meta, children):
         return Float(float(str(children[0])), span=meta_span(meta))
