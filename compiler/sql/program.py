@@ -24,6 +24,7 @@ closing the time; later commits that repair the data succeed again.
 from __future__ import annotations
 
 import gc
+import re
 
 import sqlglot
 from sqlglot import exp
@@ -181,7 +182,7 @@ def _parse_error(e: SqlglotParseError, source: Source) -> ParseError:
     errors = getattr(e, "errors", None) or []
     if errors:
         first = errors[0]
-        message = first.get("description") or str(e)
+        message = _readable(first.get("description") or str(e))
         highlight = first.get("highlight") or ""
         line, end = first.get("line"), first.get("col")
         if line is not None and end is not None:
@@ -191,10 +192,18 @@ def _parse_error(e: SqlglotParseError, source: Source) -> ParseError:
     return ParseError(str(e).splitlines()[0], None, None, source.name)
 
 
+def _readable(description: str) -> str:
+    """sqlglot's "Required keyword: 'this' missing for <class 'sqlglot...Where'>" in SQL's words."""
+    m = re.match(r"Required keyword: '(\w+)' missing for <class '[\w.]*\.(\w+)'>", description)
+    if not m:
+        return description
+    part = {"this": "its operand", "expression": "its right operand"}.get(m.group(1), f"its {m.group(1)}")
+    construct = re.sub(r"(?<!^)(?=[A-Z])", " ", m.group(2)).upper()
+    return f"incomplete {construct}: {part} is missing"
+
+
 def _optimize_error(e: OptimizeError, source: Source, query) -> CompileError:
     text = str(e)
-    import re
-
     m = re.match(r"Column '([^']*)' could not be resolved", text)
     if m:
         message, span = located_message(text, source, m.group(1).split(".")[-1])
@@ -209,6 +218,15 @@ def _optimize_error(e: OptimizeError, source: Source, query) -> CompileError:
             for ident in join.args.get("using") or []:
                 if ident.name == name:
                     return error_at(UnknownColumnError, f"JOIN ... USING ({name}): both sides need a column '{name}'", ident, source)
+    m = re.match(r"Unknown output column: (\d+)", text)
+    if m:  # ORDER BY / GROUP BY position past the select list
+        for select in query.find_all(exp.Select):
+            for clause in (select.args.get("order"), select.args.get("group")):
+                for node in (clause.find_all(exp.Literal) if clause else ()):
+                    if node.is_int and node.this == m.group(1):
+                        columns = len(select.expressions)
+                        return error_at(UnknownColumnError, f"position {node.this} is past the select list ({columns} column"
+                                        f"{'' if columns == 1 else 's'})", node, source)
     message, span = located_message(text, source)
     if span is not None:
         return UnsupportedSQLError.at(message, span, source)

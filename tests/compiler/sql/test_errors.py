@@ -15,7 +15,9 @@ CASES = [
     ("select x from nope", UnknownRelationError, 1, 15, "unknown table 'nope' (the schema's tables: edge, s, t)"),
     ("select a,\n  zz from t", UnknownColumnError, 2, 3, "unknown column 'zz'"),
     ("select a + c from t", TypeMismatchError, 1, 12, "t.c is a text, not a number"),
-    ("select a from t where", ParseError, 1, 17, "Required keyword: 'this' missing for <class 'sqlglot.expressions.query.Where'>"),
+    ("select a from t where", ParseError, 1, 17, "incomplete WHERE: its operand is missing"),
+    ("select a + from t", ParseError, 1, 12, "incomplete ADD: its right operand is missing"),
+    ("select a, b from t order by 3", UnknownColumnError, 1, 29, "position 3 is past the select list (2 columns)"),
     (
         "with recursive r(v) as (select 0 union select e.dst from edge e\n"
         "  where not exists (select 1 from r where r.v = e.dst)) select v from r",
