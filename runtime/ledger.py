@@ -39,16 +39,16 @@ class CountLedger:
         self.lattice = Lattice()
         self.trace = Trace(self.lattice, arity, 0, name="count ledger")
         self.handle = self.trace.new_handle()
-        self.unarranged: list[Batch] = []
+        self.unarranged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (data, diff, time) as submitted
 
     def submit(self, data: np.ndarray, diff: np.ndarray, time: np.ndarray, open_time: int) -> None:
         """Record the updates (data (arity, n), diff (n,), time (n,)), all at times >=
         `open_time`, the least time any later submission may use; NegativeCount if a row
         they remove would then have a negative count at some time."""
-        data, diff, time = (_owned(a) for a in (data, diff, time))
+        data = _owned(data)
         if (diff < 0).any():
             self._check(data, diff, time)
-        self.unarranged.append(Batch(data, time.reshape(1, -1), diff))
+        self.unarranged.append((data, diff, time))  # a load's diff and time are broadcast scalars: no copies yet
         if self.handle.frontier.elements != ((open_time,),):
             self.handle.set_frontier(Antichain(self.lattice, [(open_time,)]))
         if len(self.unarranged) >= _PILE:
@@ -56,7 +56,11 @@ class CountLedger:
 
     def _arrange(self) -> None:
         if self.unarranged:
-            batch = Batch.concat(self.unarranged)
+            batch = Batch(
+                np.concatenate([data for data, _, _ in self.unarranged], axis=1),
+                np.concatenate([time for _, _, time in self.unarranged]).astype(INT).reshape(1, -1),
+                np.concatenate([diff for _, diff, _ in self.unarranged]).astype(INT),
+            )
             self.unarranged = []
             self.trace.insert(ArrangedBatch.from_batch(batch, self.trace.key_arity))
 
@@ -90,8 +94,8 @@ class CountLedger:
 
 
 def _owned(a: np.ndarray) -> np.ndarray:
-    """`a` as a writable int64 array (the compiled kernels take no read-only broadcast
-    views); the caller hands its arrays over and does not change them afterwards."""
+    """`a` as a writable int64 array (the compiled kernels take no read-only views); the
+    caller hands its rows over and does not change them afterwards."""
     return a if a.flags.writeable and a.dtype == INT else np.array(a, dtype=INT)
 
 
