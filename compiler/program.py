@@ -154,14 +154,16 @@ class Session:
         times = np.asarray(self._time if time is None else time, dtype=np.int64)
         if times.size and int(times.min()) < self._time:
             raise SessionError(f"time {int(times.min())} is already closed (the open time is {self._time})", relation)
-        if data.ndim != 2 or data.shape[0] != self.program.relations[relation].arity:
-            raise SessionError(f"'{relation}': a block of {data.shape[0]} columns, but '{relation}' has {self.program.relations[relation].arity}", relation)
+        width = len(self._input_types(relation))  # a SQL table's block also has its NULL flags
+        if data.ndim != 2 or data.shape[0] != width:
+            raise SessionError(f"'{relation}': a block of {data.shape[0]} columns, but '{relation}' is encoded in {width}", relation)
         self._submit(relation, handle, data, diff, times)
 
-    def _update(self, relation: str, rows, diff: int, time) -> None:
-        handle = self._input(relation)
+    def encode_rows(self, relation: str, rows) -> np.ndarray:
+        """The (arity, n) int64 block `update_columns` takes for Python rows of an input
+        relation, each row checked first (SessionError naming the row)."""
+        self._input(relation)
         info = self.program.relations[relation]
-        when = self._check_time(time, relation)
         rows = rows if isinstance(rows, list) else list(rows)
         data = _integer_block(rows, info)
         if data is None:  # the general path: check value by value, then encode
@@ -171,7 +173,12 @@ class Session:
             if "unsigned" in info.types:  # stored as the int64 with the same bits
                 rows = [_to_int64(r, info.types) for r in rows]
             data = self._built.dataflow.codec.encode_rows(rows, runtime_types(info.types))
-        self._submit(relation, handle, data, diff, when)
+        return data
+
+    def _update(self, relation: str, rows, diff: int, time) -> None:
+        handle = self._input(relation)
+        when = self._check_time(time, relation)
+        self._submit(relation, handle, self.encode_rows(relation, rows), diff, when)
 
     def _submit(self, relation: str, handle, data: np.ndarray, diff, time) -> None:
         """Hand encoded rows to the input, after the relation's count ledger has checked that

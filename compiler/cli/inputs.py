@@ -197,21 +197,21 @@ class Loader:
     def _feed_rows(self, source, table, time, diff) -> None:
         """SQL inputs: rows as Python values (NULLs as None), through the SQL session's checks."""
         from compiler.program import SessionError
+        from runtime.spark import LoadError
+        from runtime.spark.arrow import encode_column
 
         arity = len(source.columns)
         names = table.column_names
         rows = list(zip(*(table.column(i).to_pylist() for i in range(arity)))) if arity else []
-        diffs = table.column("diff").to_pylist() if "diff" in names else [diff] * len(rows)
-        times = table.column("time").to_pylist() if "time" in names else [time] * len(rows)
-        groups: dict[tuple, list] = {}
-        for row, d, t in zip(rows, diffs, times):
-            groups.setdefault((d, t), []).append(row)
-        try:
-            for (d, t), group in groups.items():
-                for _ in range(abs(d)):
-                    (self.session.insert if d > 0 else self.session.remove)(source.relation, group, time=t)
+        try:  # one submission: a bad row, a closed time or a removal of what is not there refuses all
+            diffs, times = (encode_column(table.column(name), "int", None, f"'{source.relation}': {source.path}: column '{name}'")
+                            if name in names else default for name, default in (("diff", diff), ("time", time)))
+            block = self.session.encode_rows(source.relation, rows)
+            self.session.update_columns(source.relation, block, diffs, times)
         except SessionError as e:
             raise UserError(located(source, e)) from None
+        except LoadError as e:
+            raise UserError(str(e)) from None
 
     def load(self, relation: str, path: str, fmt: str | None = None, time=None, diff=1) -> int:
         source = self.source(relation, path, fmt)
@@ -255,9 +255,22 @@ class Loader:
         return n
 
     def _insert_all(self, source, blocks, diff, time) -> int:
-        """Insert encoded (block, extras) pairs; a table's diff and time columns override `diff`, `time`."""
+        """Insert encoded (block, extras) pairs; a table's diff and time columns override `diff`, `time`.
+
+        A change table (removals, or its own times) goes in as one submission, so a closed
+        time or a removal of what is not there anywhere in it refuses all of it; a plain
+        load goes in block by block (each block's check cannot fail), without a copy."""
+        import numpy as np
+
         from compiler.program import SessionError
 
+        blocks = [(block, extras) for block, extras in blocks if block.shape[1]]
+        if len(blocks) > 1 and (diff < 0 or any("diff" in extras or "time" in extras for _, extras in blocks)):
+            default_time = self.session.time if time is None else time
+            blocks = [(np.concatenate([block for block, _ in blocks], axis=1), {
+                "diff": np.concatenate([np.broadcast_to(extras.get("diff", diff), block.shape[1]) for block, extras in blocks]),
+                "time": np.concatenate([np.broadcast_to(extras.get("time", default_time), block.shape[1]) for block, extras in blocks]),
+            })]
         n = 0
         try:
             for block, extras in blocks:

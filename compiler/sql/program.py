@@ -239,15 +239,12 @@ class SQLSession(Session):
     def __init__(self, program: SQLProgram, capture: str = "outputs"):
         super().__init__(program, capture)
 
-    def _update(self, relation: str, rows, diff: int, time) -> None:
-        handle = self._input(relation)
-        info = self.program.relations[relation]
-        when = self._check_time(time, relation)
-        rows = list(rows)
-        table = self.program.tables[relation]
+    def encode_rows(self, relation: str, rows) -> np.ndarray:
+        """SQL rows (None is NULL) as the block `update_columns` takes, each row checked."""
+        self._input(relation)
+        info, table = self.program.relations[relation], self.program.tables[relation]
         encoded = [_encode_row(row, info, table) for row in rows]
-        data = self._built.dataflow.codec.encode_rows(encoded, runtime_types(table.plan_types))
-        self._submit(relation, handle, data, diff, when)
+        return self._built.dataflow.codec.encode_rows(encoded, runtime_types(table.plan_types))
 
     def _input_types(self, relation: str) -> tuple[str, ...]:
         return runtime_types(self.program.tables[relation].plan_types)

@@ -149,3 +149,44 @@ def test_first_malformed_line_of_each_text_format(tmp_path):
     (parts / "b.jsonl").write_text('{"x": 2}\n[3]\n')
     (parts / "_SUCCESS").write_text("")
     assert first_malformed_line(str(parts), "json") == f"{parts / 'b.jsonl'}: line 2: a JSON list, not an object"
+
+
+def test_a_change_table_in_several_blocks_is_refused_whole():
+    """A change table larger than one encoding block goes in as one submission: a removal
+    of an edge that is not there in its last block refuses its first block too."""
+    from compiler.cli.inputs import make_source
+
+    session = compiler.compile_file(REACH).session()
+    session.insert("edge", [(1, 2)])
+    session.insert("root", [(1,)])
+    session.commit()
+    loader = Loader(session, None, progress=False)
+    source = make_source(session.program, "edge", "changes.parquet", changes=True)
+    first = (np.array([[2], [3]]), {"diff": np.array([1])})
+    last = (np.array([[1, 8], [2, 9]]), {"diff": np.array([-1, -1])})  # (8, 9) is not there
+    with pytest.raises(UserError, match=r"'edge': changes.parquet: cannot remove \(8, 9\) at time 1: it is not there"):
+        loader._insert_all(source, [first, last], 1, None)
+    session.commit()
+    assert session.read("reach") == [(1, 1), (1, 2)]  # (2, 3) did not arrive, (1, 2) is still there
+    assert loader._insert_all(source, [first, (last[0][:, :1], {"diff": np.array([-1])})], 1, None) == 2
+    session.commit()
+    assert session.read("reach") == [(1, 1)]
+
+
+def test_a_sql_change_table_is_refused_whole():
+    from compiler.cli.inputs import make_source
+    from compiler.sql import compile_sql
+
+    session = compile_sql("select src, dst from edge", {"edge": {"src": "int", "dst": "int"}}).session()
+    session.insert("edge", [(1, 2), (None, 3)])
+    session.commit()
+    loader = Loader(session, None, progress=False)
+    source = make_source(session.program, "edge", "changes.parquet", changes=True)
+    bad = pa.table({"src": [5, None, 7], "dst": [6, 3, 8], "diff": [1, -1, -1]})  # (7, 8) is not there
+    with pytest.raises(UserError, match=r"'edge': changes.parquet: cannot remove \(7, 8\) at time 1: it is not there"):
+        loader.feed(source, bad)
+    session.commit()
+    assert sorted(session.read("result"), key=str) == [(1, 2), (None, 3)]
+    loader.feed(source, bad.slice(0, 2))
+    session.commit()
+    assert sorted(session.read("result"), key=str) == [(1, 2), (5, 6)]
