@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from compiler.plan import Antijoin, Col, Distinct, Project, Union, Values
 from compiler.sql.aggregate import find_aggregates, group
+from compiler.errors import ParseError
 from compiler.sql.errors import UnsupportedSQLError
 from compiler.sql.expressions import Env, condition, translate
 from compiler.sql.relation import Rel, conform, project
@@ -53,6 +54,10 @@ def select(t, sel: exp.Select, outer: Rel | None = None, carry=(), only_carry: b
     having = sel.args.get("having")
     group_node = sel.args.get("group")
     keys = list(group_node.expressions) if group_node is not None else []
+    if group_node is not None and group_node.args.get("all"):  # DuckDB's GROUP BY ALL: every select item without an aggregate
+        keys = [e.unalias() for e in sel.expressions if not find_aggregates([e])]
+    elif group_node is not None and not keys and not any(group_node.args.get(a) for a in ("grouping_sets", "cube", "rollup")):
+        raise t.error(ParseError, "GROUP BY needs at least one expression", group_node)
     if group_node is not None and any(group_node.args.get(a) for a in ("grouping_sets", "cube", "rollup")):
         raise t.error(UnsupportedSQLError, "GROUPING SETS, CUBE and ROLLUP are not supported", group_node)
     calls = find_aggregates(([] if only_carry else list(sel.expressions)) + ([having] if having is not None else []))

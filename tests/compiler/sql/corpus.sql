@@ -85,6 +85,8 @@ select a, count(b), sum(b), min(b), max(b) from t group by a;
 select a, avg(b) from t group by a;
 select c, count(*) as n from t group by c;
 select a, b, count(*) from t group by a, b;
+select a, b, count(*) as n, sum(d) from t group by all;
+select a + 1 as k, count(*) from t group by all;
 select a, count(distinct b) from t group by a;
 select a, sum(distinct b) from t group by a;
 select a, count(*) from t group by a having count(*) > 1;

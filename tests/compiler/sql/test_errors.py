@@ -18,6 +18,7 @@ CASES = [
     ("select a from t where", ParseError, 1, 17, "incomplete WHERE: its operand is missing"),
     ("select a + from t", ParseError, 1, 12, "incomplete ADD: its right operand is missing"),
     ("select a, b from t order by 3", UnknownColumnError, 1, 29, "position 3 is past the select list (2 columns)"),
+    ("select a from t group by", ParseError, 1, 8, "GROUP BY needs at least one expression"),
     (
         "with recursive r(v) as (select 0 union select e.dst from edge e\n"
         "  where not exists (select 1 from r where r.v = e.dst)) select v from r",
