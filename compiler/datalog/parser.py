@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
+import re
 
 from lark import Lark
 from lark.exceptions import UnexpectedInput, UnexpectedToken, VisitError
@@ -89,6 +90,9 @@ def parse_datalog(text: str, source_name: str = "<string>") -> Program:
         raise
 
 
+FUNCTORS = ("cat", "strlen", "substr", "to_number", "to_string", "min", "max")
+
+
 def _describe_terminal(name: str, parser: Lark) -> str:
     if name in _WORDS:
         return _WORDS[name]
@@ -149,6 +153,11 @@ def _parse_error(exc: UnexpectedInput, source: Source, parser: Lark) -> ParseErr
         # lookaheads, which include tokens that cannot actually come next.
         expected = exc.accepts or exc.expected
         message = f"expected {_describe_expected(expected, parser)} but found {found}"
+        call = re.search(r"([A-Za-z_][A-Za-z0-9_?]*)\s*$", source.text[: token.start_pos]) if token.type != "$END" else None
+        if token.value == "(" and call:  # `name(` where only a term fits: a call of a functor we lack
+            message = f"unknown functor '{call.group(1)}' (the functors: {', '.join(FUNCTORS)})"
+            if "\n" not in source.text[call.start(1) : token.start_pos]:
+                column -= token.start_pos - call.start(1)
     else:
         line, column = exc.line, exc.column
         if rest.startswith('"'):

@@ -78,6 +78,7 @@ PARSE_ERRORS = [
     # As in Soufflé, min with one argument is an aggregate, `min (x) : ...`, not a functor.
     ("r(x) :- q(x), x = min(x).", 1, 25, "expected ':' but found '.'"),
     ("r(x) :- q(x), x = strlen x.", 1, 26, "expected '(' but found identifier 'x'"),
+    ("r(x) :- q(x), x = ord(\"a\").", 1, 19, "unknown functor 'ord' (the functors: cat, strlen, substr, to_number, to_string, min, max)"),
     ("r(9223372036854775808).", 1, 3, "the literal 9223372036854775808 does not fit in a number (64-bit signed): at most 9223372036854775807"),
     ("r(x) :- q(x), x = 0x1ffffffffffffffff.", 1, 19,
      "the literal 0x1ffffffffffffffff does not fit in a number (64-bit signed): at most 9223372036854775807"),
