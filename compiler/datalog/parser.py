@@ -19,7 +19,7 @@ from lark.lexer import PatternStr
 
 from compiler.datalog.ast import Program
 from compiler.datalog.builder import Builder
-from compiler.errors import CompileError, ParseError, Source
+from compiler.errors import CompileError, ParseError, Source, UnsupportedError
 
 _WORDS = {
     "IDENT": "an identifier",
@@ -93,6 +93,19 @@ def parse_datalog(text: str, source_name: str = "<string>") -> Program:
 FUNCTORS = ("cat", "strlen", "substr", "to_number", "to_string", "min", "max")
 
 
+def _unsupported_construct(token, text: str) -> tuple[str, int] | None:
+    """Soufflé syntax this parser stops at because deltalog lacks the feature: what it
+    is, and the offset where it starts (on the token's line)."""
+    if token.type == "$END":
+        return None
+    if token.value == "<=" and text[: token.start_pos].rstrip().endswith(")"):
+        return "subsumptive rules (head <= head :- body) are not supported", token.start_pos
+    word = text.rfind("choice", 0, token.start_pos + 1)
+    if word >= 0 and text.startswith("choice-domain", word) and word + len("choice") == token.start_pos:
+        return "choice-domain is not supported", word
+    return None
+
+
 def _describe_terminal(name: str, parser: Lark) -> str:
     if name in _WORDS:
         return _WORDS[name]
@@ -154,6 +167,10 @@ def _parse_error(exc: UnexpectedInput, source: Source, parser: Lark) -> ParseErr
         expected = exc.accepts or exc.expected
         message = f"expected {_describe_expected(expected, parser)} but found {found}"
         call = re.search(r"([A-Za-z_][A-Za-z0-9_?]*)\s*$", source.text[: token.start_pos]) if token.type != "$END" else None
+        unsupported = _unsupported_construct(token, source.text)
+        if unsupported:
+            message, start = unsupported
+            return UnsupportedError(message, line, column - (token.start_pos - start), source.name, source.line_text(line))
         if token.value == "(" and call:  # `name(` where only a term fits: a call of a functor we lack
             message = f"unknown functor '{call.group(1)}' (the functors: {', '.join(FUNCTORS)})"
             if "\n" not in source.text[call.start(1) : token.start_pos]:

@@ -190,6 +190,9 @@ ERRORS = [
     # valid Soufflé we do not support
     (UnsupportedError, ".decl r(x: number, y: number) eqrel", 1, 31, "equivalence relations (eqrel) are not supported"),
     (UnsupportedError, "e(1).\n.printsize e", 2, 1, "directive '.printsize' is not supported"),
+    (UnsupportedError, ".decl r(x: number, y: number) choice-domain x", 1, 31, "choice-domain is not supported"),
+    (UnsupportedError, ".decl r(x: number, y: number)\nr(x, y) <= r(x, z) :- y > z.", 2, 9,
+     "subsumptive rules (head <= head :- body) are not supported"),
     (UnsupportedError, "a(n) :- n = count : { b(x) ; c(x) }.", 1, 13,
      "a disjunction (';', or '!' over a conjunction) inside a count aggregate is not supported"),
 ]
