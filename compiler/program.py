@@ -86,10 +86,13 @@ def compile_file(path, **planner_options) -> "Program":
 class Program:
     """A compiled Datalog program; `session()` runs it."""
 
+    printsizes: tuple[str, ...] = ()  # outputs whose size the CLI prints (.printsize)
+
     def __init__(self, checked: CheckedProgram, optimize: bool = True, **planner_options):
         self.checked = checked
         self.relations: dict[str, RelationInfo] = checked.relations
         self.outputs: tuple[str, ...] = checked.outputs
+        self.printsizes: tuple[str, ...] = checked.printsizes
         self.inputs: tuple[str, ...] = tuple(n for n, info in checked.relations.items() if info.is_input)
         plan = plan_datalog(checked)
         self.plan: Plan = optimize_plan(plan, **planner_options) if optimize else plan

@@ -62,6 +62,18 @@ def spark_provider(args):
     return SparkProvider(master=getattr(args, "master", None), conf=conf)
 
 
+def shown_outputs(program) -> list[str]:
+    """The outputs whose rows a command prints or writes: all but those named only by
+    `.printsize` (whose size alone is printed, as Soufflé does)."""
+    return [r for r in program.outputs if r not in program.printsizes or program.relations[r].is_output]
+
+
+def print_sizes(program, size_of) -> None:
+    """Soufflé's `.printsize` lines, `relation<TAB>size`, for `size_of(relation)` rows."""
+    for rel in program.printsizes:
+        print(f"{rel}\t{size_of(rel)}")
+
+
 def is_sql(program) -> bool:
     """SQL programs keep SQL rows (NULLs, bags): they take the per-row input path."""
     return not all(hasattr(info, "types") for info in program.relations.values())

@@ -22,7 +22,7 @@ import os
 import sys
 import time as clock
 
-from compiler.cli.common import UsageError, UserError, load_program, parse_assignments, spark_provider
+from compiler.cli.common import UsageError, UserError, load_program, parse_assignments, print_sizes, shown_outputs, spark_provider
 from compiler.cli.inputs import Loader, columns, dir_inputs, facts_inputs, input_relation, precheck, pushdown
 
 
@@ -193,7 +193,8 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool) 
     from runtime.spark.write import arrow_table, change_columns, format_text, write_table
 
     blocks = []
-    for rel in program.outputs:
+    shown = shown_outputs(program)
+    for rel in shown:
         cols = columns(program, rel)
         results = [(rel, arrow_table(session.read(rel), cols))]
         if with_changes:
@@ -204,7 +205,8 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool) 
                 blocks.append(format_text(name, table))
             else:
                 write_table(spark.get(), table, os.path.join(output_dir, name), fmt)
-    if fmt == "table":
+    if fmt == "table" and blocks:
         print("\n\n".join(blocks))
-    else:
-        print(f"wrote {', '.join(program.outputs)} to {output_dir} ({fmt})")
+    elif shown and fmt != "table":
+        print(f"wrote {', '.join(shown)} to {output_dir} ({fmt})")
+    print_sizes(program, lambda rel: len(session.read(rel)))

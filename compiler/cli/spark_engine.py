@@ -23,7 +23,7 @@ import os
 import sys
 import time as clock
 
-from compiler.cli.common import UserError, is_sql, spark_provider
+from compiler.cli.common import UserError, is_sql, print_sizes, shown_outputs, spark_provider
 from compiler.cli.inputs import columns, make_source, precheck, pushdown
 
 _WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
@@ -198,7 +198,8 @@ def write_outputs(program, outputs: dict, output_dir: str | None, fmt: str) -> N
     from runtime.spark.write import arrow_table, format_text, write_dataframe
 
     blocks = []
-    for rel in program.outputs:
+    shown = shown_outputs(program)
+    for rel in shown:
         cols = columns(program, rel)
         df = outputs[rel].toDF(*[c.name for c in cols])
         if fmt == "table":
@@ -206,7 +207,8 @@ def write_outputs(program, outputs: dict, output_dir: str | None, fmt: str) -> N
             blocks.append(format_text(rel, arrow_table(rows, cols)))
         else:
             write_dataframe(df, os.path.join(output_dir, rel), fmt)
-    if fmt == "table":
+    if fmt == "table" and blocks:
         print("\n\n".join(blocks))
-    else:
-        print(f"wrote {', '.join(program.outputs)} to {output_dir} ({fmt}, Spark engine)")
+    elif shown and fmt != "table":
+        print(f"wrote {', '.join(shown)} to {output_dir} ({fmt}, Spark engine)")
+    print_sizes(program, lambda rel: outputs[rel].count())

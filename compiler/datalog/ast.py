@@ -225,7 +225,7 @@ class TypeDecl:
 
 @dataclass(frozen=True)
 class IODirective:
-    """One relation of an `.input` / `.output` line, its options kept as written."""
+    """One relation of an `.input` / `.output` / `.printsize` line, its options kept as written."""
 
     kind: str
     relation: str
@@ -241,6 +241,7 @@ class Program:
     outputs: tuple[IODirective, ...]
     facts: tuple[Fact, ...]
     rules: tuple[Rule, ...]
+    printsizes: tuple[IODirective, ...] = ()
     source: Source | None = field(default=None, compare=False)
 
 

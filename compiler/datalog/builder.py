@@ -300,7 +300,7 @@ class Builder(Transformer):
         raise self._error(UnsupportedError, f"directive '{name}' is not supported", token_span(token))
 
     def start(self, meta, children):
-        parts = {Decl: [], TypeDecl: [], "input": [], "output": [], Fact: [], Rule: []}
+        parts = {Decl: [], TypeDecl: [], "input": [], "output": [], "printsize": [], Fact: [], Rule: []}
         for item in children:
             for node in item if isinstance(item, list) else [item]:
                 key = node.kind if isinstance(node, IODirective) else type(node)
@@ -312,5 +312,6 @@ class Builder(Transformer):
             outputs=tuple(parts["output"]),
             facts=tuple(parts[Fact]),
             rules=tuple(parts[Rule]),
+            printsizes=tuple(parts["printsize"]),
             source=self.source,
         )

@@ -12,8 +12,9 @@ Relations. Declarations are optional. A relation is an input when it is
 named by `.input`, or when it is used in a body but has neither rules nor
 facts (Soufflé would demand a declaration; we take the data from outside).
 A relation with facts but no rules is data written in the program. The
-outputs are the `.output` relations, or, without any `.output`, every
-relation defined by rules that is not an input.
+outputs are the `.output` and `.printsize` relations (the CLI prints the size of
+a `.printsize` relation, and its rows only if it is an `.output` too), or,
+without either directive, every relation defined by rules that is not an input.
 
 The `min(col)` / `max(col)` qualifier. `.decl dist(node: number, d: number)
 min(d)` makes `dist` keep, per value of its other columns, only the least
@@ -58,7 +59,8 @@ class CheckedProgram:
     facts: tuple[Fact, ...]
     rules: tuple[Rule, ...]  # disjunction-free, and each with exactly one head
     strata: tuple[Stratum, ...]  # dependency order
-    outputs: tuple[str, ...]
+    outputs: tuple[str, ...]  # .output and .printsize relations (without either: every derived relation)
+    printsizes: tuple[str, ...]  # whose size the CLI prints, as Soufflé's .printsize
     # The base type of every term of every rule (keys are the rules above).
     term_types: dict[Rule, dict[Term, str]] = field(hash=False, repr=False)
     source: Source | None = field(default=None, compare=False, repr=False)
@@ -94,7 +96,7 @@ def check(program: Program) -> CheckedProgram:
         check_safety(rule, source)
     strata = tuple(stratify(rules, source))
 
-    directives = {"input": _index_io(program.inputs, inference, source), "output": _index_io(program.outputs, inference, source)}
+    directives = {kind: _index_io(getattr(program, f"{kind}s"), inference, source) for kind in ("input", "output", "printsize")}
     defined = {rule.heads[0].relation for rule in rules}
     with_facts = {fact.relation for fact in program.facts}
     used = {atom.relation for rule in rules for atom, _ in body_atoms(rule.body)}
@@ -114,8 +116,8 @@ def check(program: Program) -> CheckedProgram:
             as_of=bool(decl and decl.as_of),
             span=shape.span,
         )
-    if directives["output"]:
-        outputs = tuple(directives["output"])
+    if directives["output"] or directives["printsize"]:
+        outputs = tuple(dict.fromkeys([*directives["output"], *directives["printsize"]]))
     else:
         outputs = tuple(n for n, info in relations.items() if n in defined and not info.is_input)
     return CheckedProgram(
@@ -124,6 +126,7 @@ def check(program: Program) -> CheckedProgram:
         rules=rules,
         strata=strata,
         outputs=outputs,
+        printsizes=tuple(directives["printsize"]),
         term_types={rule: inference.term_types(rule) for rule in rules},
         source=source,
     )

@@ -189,7 +189,8 @@ ERRORS = [
     (UnknownRelationError, "e(1).\n.output f", 2, 9, "'.output f' names a relation that is never declared or used"),
     # valid Soufflé we do not support
     (UnsupportedError, ".decl r(x: number, y: number) eqrel", 1, 31, "equivalence relations (eqrel) are not supported"),
-    (UnsupportedError, "e(1).\n.printsize e", 2, 1, "directive '.printsize' is not supported"),
+    (UnsupportedError, "e(1).\n.limitsize e(n=5)", 2, 1, "directive '.limitsize' is not supported"),
+    (UnknownRelationError, "e(1).\n.printsize f", 2, 12, "'.printsize f' names a relation that is never declared or used"),
     (UnsupportedError, ".decl r(x: number, y: number) choice-domain x", 1, 31, "choice-domain is not supported"),
     (UnsupportedError, ".decl r(x: number, y: number)\nr(x, y) <= r(x, z) :- y > z.", 2, 9,
      "subsumptive rules (head <= head :- body) are not supported"),
