@@ -66,16 +66,19 @@ class CountLedger:
 
     def _check(self, data, diff, time) -> None:
         self._arrange()
-        removed = data[:, diff < 0]
-        removed_hash = key_hash(removed)
+        data_hash = key_hash(data)
+        removing = diff < 0
+        removed, removed_hash = data[:, removing], data_hash[removing]
         _, first = dense_ids(removed_hash, removed)
         probe_hash, probe = removed_hash[first], removed[:, first]
         past = self.trace.lookup(probe_hash, probe)
-        # This submission's updates of the removed rows and their history, in one table.
-        rows = np.concatenate([probe[:, past.owner], data], axis=1)
-        hashes = np.concatenate([probe_hash[past.owner], key_hash(data)])
-        times = np.concatenate([past.time[0], time]).astype(INT, copy=False)
-        diffs = np.concatenate([past.diff, diff]).astype(INT, copy=False)
+        # The removed rows' history and this submission's updates of them (by hash: a row
+        # colliding with one is checked too, as its own row), in one table.
+        mine = np.isin(data_hash, probe_hash)
+        rows = np.concatenate([probe[:, past.owner], data[:, mine]], axis=1)
+        hashes = np.concatenate([probe_hash[past.owner], data_hash[mine]])
+        times = np.concatenate([past.time[0], time[mine]]).astype(INT, copy=False)
+        diffs = np.concatenate([past.diff, diff[mine]]).astype(INT, copy=False)
         row_id, representative = dense_ids(hashes, rows)
         order = np.lexsort((times, row_id))
         row_id, times, diffs = row_id[order], times[order], diffs[order]

@@ -56,11 +56,11 @@ def output_format(args) -> str:
 def check_output_dir(path: str, option: str = "--output-dir") -> None:
     """Create a local output directory now, so a path that cannot take the results fails
     before the computation instead of losing its answer at the end."""
-    from runtime.spark.read import is_local
+    from runtime.spark.read import is_local, local_path
 
     if not is_local(path):
         return  # a cluster path (hdfs://, s3a://): Spark reports it when writing
-    local = path[len("file://"):] if path.startswith("file://") else path
+    local = local_path(path)
     try:
         os.makedirs(local, exist_ok=True)
     except OSError as err:

@@ -25,9 +25,11 @@ def sql_schema(tables) -> dict[str, dict[str, str]]:
 def table_columns(name: str, path: str) -> dict[str, str]:
     import pyarrow as pa
 
-    if "://" in path and not path.startswith("file://"):
+    from runtime.spark.read import first_malformed_line, is_local, local_path
+
+    if not is_local(path):
         raise UserError(f"'{name}': {path}: a SQL program's tables must be local files (their schema is read to compile it)")
-    local = path[len("file://"):] if path.startswith("file://") else path
+    local = local_path(path)
     if not os.path.exists(local):
         raise UserError(f"'{name}': {path}: no such file or directory")
     files = [Path(local)] if os.path.isfile(local) else sorted(
@@ -52,8 +54,6 @@ def table_columns(name: str, path: str) -> dict[str, str]:
         else:
             raise UserError(f"'{name}': {path}: a SQL table needs column names and types (Parquet, CSV with a header, or JSON lines)")
     except (pa.ArrowInvalid, OSError) as e:
-        from runtime.spark.read import first_malformed_line
-
         try:
             bad = first_malformed_line(local, fmt) if fmt in ("csv", "json") else None
         except (OSError, UnicodeDecodeError):

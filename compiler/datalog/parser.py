@@ -166,12 +166,12 @@ def _parse_error(exc: UnexpectedInput, source: Source, parser: Lark) -> ParseErr
         # lookaheads, which include tokens that cannot actually come next.
         expected = exc.accepts or exc.expected
         message = f"expected {_describe_expected(expected, parser)} but found {found}"
-        call = re.search(r"([A-Za-z_][A-Za-z0-9_?]*)\s*$", source.text[: token.start_pos]) if token.type != "$END" else None
         unsupported = _unsupported_construct(token, source.text)
         if unsupported:
             message, start = unsupported
             return UnsupportedError(message, line, column - (token.start_pos - start), source.name, source.line_text(line))
-        if token.value == "(" and call:  # `name(` where only a term fits: a call of a functor we lack
+        call = re.search(r"([A-Za-z_][A-Za-z0-9_?]*)\s*$", source.text[: token.start_pos]) if token.value == "(" else None
+        if call:  # `name(` where only a term fits: a call of a functor we lack
             message = f"unknown functor '{call.group(1)}' (the functors: {', '.join(FUNCTORS)})"
             if "\n" not in source.text[call.start(1) : token.start_pos]:
                 column -= token.start_pos - call.start(1)

@@ -54,12 +54,12 @@ def select(t, sel: exp.Select, outer: Rel | None = None, carry=(), only_carry: b
     having = sel.args.get("having")
     group_node = sel.args.get("group")
     keys = list(group_node.expressions) if group_node is not None else []
-    if group_node is not None and group_node.args.get("all"):  # DuckDB's GROUP BY ALL: every select item without an aggregate
-        keys = [e.unalias() for e in sel.expressions if not find_aggregates([e])]
-    elif group_node is not None and not keys and not any(group_node.args.get(a) for a in ("grouping_sets", "cube", "rollup")):
-        raise t.error(ParseError, "GROUP BY needs at least one expression", group_node)
     if group_node is not None and any(group_node.args.get(a) for a in ("grouping_sets", "cube", "rollup")):
         raise t.error(UnsupportedSQLError, "GROUPING SETS, CUBE and ROLLUP are not supported", group_node)
+    if group_node is not None and group_node.args.get("all"):  # DuckDB's GROUP BY ALL: every select item without an aggregate
+        keys = [e.unalias() for e in sel.expressions if not find_aggregates([e])]
+    elif group_node is not None and not keys:
+        raise t.error(ParseError, "GROUP BY needs at least one expression", group_node)
     calls = find_aggregates(([] if only_carry else list(sel.expressions)) + ([having] if having is not None else []))
     if carry and outer is None and (keys or calls):
         raise t.error(UnsupportedSQLError, "GROUP BY or aggregates in a UNION ALL recursive member are not supported", sel)

@@ -60,9 +60,14 @@ def is_local(path: str) -> bool:
     return "://" not in path or path.startswith("file://")
 
 
+def local_path(path: str) -> str:
+    """A local path or `file://` URI as a file system path."""
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
 def detect_format(path: str) -> str:
     """The format of a path by its suffix, or for a directory by its data files' suffixes."""
-    p = Path(path[len("file://"):] if path.startswith("file://") else path)
+    p = Path(local_path(path))
     fmt = _SUFFIXES.get(p.suffix.lower())
     if fmt is None and is_local(path) and p.is_dir():
         found = {_SUFFIXES.get(f.suffix.lower()) for f in p.rglob("*") if f.is_file() and not f.name.startswith((".", "_"))}
@@ -79,7 +84,7 @@ def read_dataframe(spark, source: TableSource):
     path = source.path
     where = f"'{source.relation}': {path}"
     if is_local(path):
-        local = path[len("file://"):] if path.startswith("file://") else path
+        local = local_path(path)
         if not os.path.exists(local):
             raise LoadError(f"{where}: no such file or directory")
         path = os.path.abspath(local)
@@ -130,7 +135,7 @@ def map_columns(names: list[str], source: TableSource, fmt: str, where: str) -> 
 
 def local_columns(source: TableSource) -> list[str] | None:
     """The column names of a local Parquet or CSV table, read without Spark (None: unknown)."""
-    path = source.path[len("file://"):] if source.path.startswith("file://") else source.path
+    path = local_path(source.path)
     if not is_local(source.path) or not os.path.exists(path):
         return None
     try:
@@ -161,7 +166,7 @@ def check_source(source: TableSource) -> None:
     """Fail early, before Spark starts, on a missing local path or columns that cannot map."""
     where = f"'{source.relation}': {source.path}"
     if is_local(source.path):
-        local = source.path[len("file://"):] if source.path.startswith("file://") else source.path
+        local = local_path(source.path)
         if not os.path.exists(local):
             raise LoadError(f"{where}: no such file or directory")
     names = local_columns(source)
@@ -199,7 +204,7 @@ def read_parquet_arrow(source: TableSource) -> pa.Table:
 
     where = f"'{source.relation}': {source.path}"
     check_source(source)
-    path = source.path[len("file://"):] if source.path.startswith("file://") else source.path
+    path = local_path(source.path)
     try:
         dataset = ds.dataset(path, format="parquet", exclude_invalid_files=True)
         picked, out_names = map_columns(list(dataset.schema.names), source, "parquet", where)
@@ -386,7 +391,7 @@ def malformed_text(source: TableSource, fmt: str) -> str | None:
     malformed line, else None."""
     if not (is_local(source.path) and fmt in ("csv", "facts", "json")):
         return None
-    local = source.path[len("file://"):] if source.path.startswith("file://") else source.path
+    local = local_path(source.path)
     try:
         bad = first_malformed_line(local, fmt)
     except (OSError, UnicodeDecodeError) as err:
@@ -464,5 +469,5 @@ def _fields(n: int) -> str:
 __all__ = [
     "ColumnSpec", "TableSource", "FORMATS", "check_source", "dataframe_batches", "detect_format", "map_columns",
     "read_dataframe", "read_encoded", "encode_dataframe", "read_table", "encode_source", "is_local",
-    "first_malformed_line", "malformed_text", "read_failure", "spark_cause",
+    "first_malformed_line", "local_path", "malformed_text", "read_failure", "spark_cause",
 ]
