@@ -66,23 +66,44 @@ def lookup_into(keyhash, key, val, time, diff, probe_hash, probe_key, out_owner,
     written into the out_* arrays from column `at` on.
 
     Returns the end of what was written, or minus the end it would need when
-    the out_* arrays are too small (then nothing is written). The caller owns
-    the output arrays: returning fresh arrays would cost more to hand back to
-    Python (a few microseconds each) than a small lookup costs.
+    the out_* arrays are too small (then what was written is garbage). The
+    caller owns the output arrays: returning fresh arrays would cost more to
+    hand back to Python (a few microseconds each) than a small lookup costs.
     """
-    owner, pos = lookup_positions(keyhash, key, probe_hash, probe_key)
-    m = pos.shape[0]
-    if at + m > out_diff.shape[0]:
-        return -(at + m)
-    for i in range(m):
-        j = pos[i]
-        out_owner[at + i] = owner[i]
-        for c in range(val.shape[0]):
-            out_val[c, at + i] = val[c, j]
-        for c in range(time.shape[0]):
-            out_time[c, at + i] = time[c, j]
-        out_diff[at + i] = diff[j]
-    return at + m
+    n = keyhash.shape[0]
+    k = key.shape[0]
+    room = out_diff.shape[0]
+    m = at
+    lo = 0
+    for i in range(probe_hash.shape[0]):
+        h = probe_hash[i]
+        # Probes usually come sorted: gallop forward from the last position.
+        if lo < n and keyhash[lo] < h:
+            step = 1
+            while lo + step < n and keyhash[lo + step] < h:
+                lo += step
+                step *= 2
+            lo += np.searchsorted(keyhash[lo:min(lo + step + 1, n)], h)
+        elif lo > 0 and keyhash[lo - 1] >= h:
+            lo = np.searchsorted(keyhash[:lo], h)
+        j = lo
+        while j < n and keyhash[j] == h:
+            same = True
+            for c in range(k):
+                if key[c, j] != probe_key[c, i]:
+                    same = False
+                    break
+            if same:
+                if m < room:
+                    out_owner[m] = i
+                    for c in range(val.shape[0]):
+                        out_val[c, m] = val[c, j]
+                    for c in range(time.shape[0]):
+                        out_time[c, m] = time[c, j]
+                    out_diff[m] = diff[j]
+                m += 1
+            j += 1
+    return m if m <= room else -m
 
 
 # -- sorting and consolidation of arranged batches -------------------------------

@@ -55,6 +55,9 @@ class Trace:
         self.batches: list[ArrangedBatch] = []
         self.handles: list[TraceHandle] = []
         self.since = Antichain(lattice, [lattice.minimum()])
+        # Matches per probe in recent lookups: sizes the next lookup's output
+        # so that it rarely has to grow (growing repeats a batch's search).
+        self._fanout = 2.0
 
     def __len__(self) -> int:
         """The number of updates held (the trace's size)."""
@@ -103,16 +106,19 @@ class Trace:
 
     def lookup(self, probe_hash: np.ndarray, probe_key: np.ndarray) -> "Matches":
         """All updates whose key equals a probe key, as `Matches`."""
-        size = 16 + 2 * len(probe_hash) if len(probe_hash) and self.batches else 0
+        probes = len(probe_hash)
+        size = 16 + int(self._fanout * 1.25 * probes) if probes and self.batches else 0
         out = self._matches(size)
         end = 0
         for b in self.batches:
             found = lookup_into(b.keyhash, b.key, b.val, b.time, b.diff, probe_hash, probe_key, *out, end)
             if found < 0:  # more matches than room: grow and look again
-                out = self._matches(max(2 * size, -found), out, end)
+                out = self._matches(max(2 * size, -2 * found), out, end)
                 size = len(out.diff)
                 found = lookup_into(b.keyhash, b.key, b.val, b.time, b.diff, probe_hash, probe_key, *out, end)
             end = found
+        if probes:
+            self._fanout = 0.5 * self._fanout + 0.5 * end / probes if end <= self._fanout * probes else end / probes
         if end == len(out.diff):
             return out
         return Matches(out.owner[:end], out.val[:, :end], out.time[:, :end], out.diff[:end])
