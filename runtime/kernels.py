@@ -206,6 +206,18 @@ def radix_argsort(a):
     return order
 
 
+def radix_lexsort(keys) -> np.ndarray:
+    """`np.lexsort(keys)` for int64 keys (the last is the primary), by stable radix passes.
+
+    One radix pass per key, least significant first: several times faster than
+    numpy's comparison-based lexsort on millions of rows.
+    """
+    order = radix_argsort(np.ascontiguousarray(keys[0], dtype=np.int64))
+    for key in keys[1:]:
+        order = order[radix_argsort(np.ascontiguousarray(key, dtype=np.int64)[order])]
+    return order
+
+
 @numba.njit([(V, M)], cache=True, nogil=True)
 def sort_rows(first, rows):
     """Permutation sorting by `first`, then each row of `rows` in order (stable)."""

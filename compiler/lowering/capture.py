@@ -15,7 +15,8 @@ import numpy as np
 
 from runtime import Capture
 from runtime.batch import Batch
-from runtime.symbols import FLOAT, STR, decode_floats
+from runtime.kernels import radix_lexsort
+from runtime.symbols import FLOAT, STR, collection_paused
 from runtime.operators.capture import CaptureOp
 
 
@@ -38,15 +39,14 @@ class ChangeCapture(Capture):
         batch = self._take_due(until)
         if batch is None:
             return []
-        rows = self.codec.decode_rows(batch.data, self.types)
-        return list(zip(rows, batch.diff.tolist()))
+        return self._pairs(batch)
 
     def drain_sorted(self, until: int, unsigned: frozenset[int] = frozenset()) -> list[tuple[tuple, int]]:
         """`drain`, in the order Python sorts the decoded (row, diff) pairs.
 
         The order is found on the columns (numbers as they are, floats decoded,
         strings by alphabetical rank, the `unsigned` columns as uint64), so
-        sorting a million changes costs a lexsort, not a million tuple
+        sorting a million changes costs a radix lexsort, not a million tuple
         comparisons.
         """
         batch = self._take_due(until)
@@ -55,11 +55,15 @@ class ChangeCapture(Capture):
         keys = [batch.diff]
         for j in reversed(range(len(self.types))):
             keys.append(self._sort_key(batch.data[j], self.types[j], j in unsigned))
-        batch = batch.take(np.lexsort(keys))
+        return self._pairs(batch.take(radix_lexsort(keys)))
+
+    def _pairs(self, batch: Batch) -> list[tuple[tuple, int]]:
         rows = self.codec.decode_rows(batch.data, self.types)
-        return list(zip(rows, batch.diff.tolist()))
+        with collection_paused():
+            return list(zip(rows, batch.diff.tolist()))
 
     def _sort_key(self, column: np.ndarray, column_type: str, unsigned: bool) -> np.ndarray:
+        """An int64 column that orders as Python orders the decoded values."""
         if column_type == STR:
             ids, inverse = np.unique(column, return_inverse=True)
             strings = np.array(self.codec.symbols.strings(ids), dtype=object)
@@ -67,8 +71,9 @@ class ChangeCapture(Capture):
             rank[np.argsort(strings, kind="stable")] = np.arange(len(ids))
             return rank[inverse]
         if column_type == FLOAT:
-            return decode_floats(column)
-        return column.view(np.uint64) if unsigned else column
+            # Stored floats are order-preserving codes; -0.0 (code -1) equals 0.0.
+            return np.where(column == -1, 0, column)
+        return column ^ np.int64(-(2**63)) if unsigned else column
 
     def _take_due(self, until: int) -> Batch | None:
         """The consolidated updates not yet drained with times before `until` (None if none)."""

@@ -29,6 +29,40 @@ def test_sort_rows_equals_lexsort(data):
 
 @settings(max_examples=100, deadline=None)
 @given(st.data())
+def test_radix_lexsort_equals_lexsort(data):
+    n = data.draw(st.integers(0, 40))
+    keys = [data.draw(arrays(np.int64, n, elements=st.one_of(int64s, small))) for _ in range(data.draw(st.integers(1, 3)))]
+    assert kernels.radix_lexsort(keys).tolist() == np.lexsort(keys).tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_lookup_into_writes_every_match_or_asks_for_room(data):
+    keys = np.sort(data.draw(arrays(np.int64, st.integers(0, 30), elements=st.integers(0, 12))))
+    n = len(keys)
+    val = np.arange(n, dtype=np.int64)[None, :] * 10
+    time = np.vstack([np.arange(n, dtype=np.int64), -np.arange(n, dtype=np.int64)])
+    diff = np.arange(n, dtype=np.int64) + 1
+    probes = np.sort(data.draw(arrays(np.int64, st.integers(0, 12), elements=st.integers(-1, 13))))
+    at = data.draw(st.integers(0, 3))
+    room = data.draw(st.integers(0, 40))
+    out = (np.full(room, -7), np.full((1, room), -7), np.full((2, room), -7), np.full(room, -7))
+    end = kernels.lookup_into(keys, keys[None, :], val, time, diff, probes, probes[None, :], *out, at)
+    expected = [(i, j) for i in range(len(probes)) for j in range(n) if keys[j] == probes[i]]
+    if at + len(expected) > room:
+        assert end == -(at + len(expected))
+        return
+    assert end == at + len(expected)
+    owner, pos = [i for i, _ in expected], [j for _, j in expected]
+    assert out[0][at:end].tolist() == owner
+    assert out[1][0, at:end].tolist() == (val[0, pos]).tolist()
+    assert out[2][:, at:end].tolist() == time[:, pos].tolist()
+    assert out[3][at:end].tolist() == diff[pos].tolist()
+    assert (out[3][:at] == -7).all() and (out[3][end:] == -7).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
 def test_lookup_positions_finds_every_match(data):
     keys = np.sort(data.draw(arrays(np.int64, st.integers(0, 30), elements=st.integers(0, 12))))
     probes = data.draw(arrays(np.int64, st.integers(0, 12), elements=st.integers(-1, 13)))
