@@ -256,7 +256,9 @@ class ReduceOp(Operator):
             if len(later_g):
                 self._defer(ukeyhash[later_g], ukey[:, later_g], later_t)
             if len(out_g):
-                self._emit(ArrangedBatch.build(ukey[:, out_g], ukey[:0, out_g], out_t, out_d, keyhash=ukeyhash[out_g]))
+                # Groups are numbered in (keyhash, key) order and each group's
+                # corrections come in time order, once per time: already arranged.
+                self._emit(ArrangedBatch(ukeyhash[out_g], ukey[:, out_g], ukey[:0, out_g], out_t, out_d))
             return
         i_g, i_vid, i_vals, i_time, i_diff = _by_value(i_hist.owner, i_hist.val, lat.advance_by(i_hist.time, since), i_hist.diff)
         o_g, o_vid, o_vals, o_time, o_diff = _by_value(o_hist.owner, o_hist.val, lat.advance_by(o_hist.time, since), o_hist.diff)
