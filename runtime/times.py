@@ -166,13 +166,24 @@ class Antichain:
         if len(distinct) <= 1:
             self.elements = tuple(distinct)
             return
-        minimal: list[tuple] = []
-        for t in sorted(distinct):
-            # Sorted lexicographically (a linear extension), so no later element
-            # can be strictly below an earlier one.
-            if not any(lattice.le(m, t) for m in minimal):
-                minimal.append(t)
-        self.elements = tuple(minimal)
+        # Sorted lexicographically (a linear extension), so no later element can
+        # be strictly below an earlier one.
+        ordered = sorted(distinct)
+        if lattice.depth == 1:
+            self.elements = (ordered[0],)
+        elif lattice.depth == 2 and lattice.is_product:
+            # A staircase: a pair is minimal iff its y is below every earlier y.
+            minimal = []
+            for t in ordered:
+                if not minimal or t[1] < minimal[-1][1]:
+                    minimal.append(t)
+            self.elements = tuple(minimal)
+        else:
+            minimal = []
+            for t in ordered:
+                if not any(lattice.le(m, t) for m in minimal):
+                    minimal.append(t)
+            self.elements = tuple(minimal)
 
     def __iter__(self):
         return iter(self.elements)

@@ -82,6 +82,14 @@ def test_antichain_keeps_minimal_elements():
     assert a.in_advance_mask(np.array([[2, 1], [5, 2]])).tolist() == [True, False]
 
 
+@given(st.sampled_from(LATTICES).flatmap(lambda l: st.tuples(st.just(l), st.integers(0, 12).flatmap(lambda n: times_of(l, n)))))
+def test_antichain_is_the_set_of_minimal_times(case):
+    lattice, times = case
+    minimal = {t for t in times if not any(u != t and brute_le(lattice, u, t) for u in times)}
+    assert set(Antichain(lattice, times).elements) == minimal
+    assert len(Antichain(lattice, times).elements) == len(minimal)
+
+
 def test_mutable_antichain_counts():
     m = MutableAntichain(Lattice())
     m.update((3,), 2)
