@@ -218,10 +218,66 @@ def radix_lexsort(keys) -> np.ndarray:
     return order
 
 
+@numba.njit(cache=True, nogil=True)
+def _sorted_prefix(first, rows, start):
+    """The end of the sorted run of (first, rows) columns that begins at `start`."""
+    for i in range(start + 1, first.shape[0]):
+        if first[i] < first[i - 1] or (first[i] == first[i - 1] and _less(rows, i, i - 1)):
+            return i
+    return first.shape[0]
+
+
+_MERGE_RUNS = 8  # more sorted runs than this: radix sort instead
+
+
+@numba.njit(cache=True, nogil=True)
+def _merge_runs(order, buffer, lo, mid, hi, first, rows):
+    """Merge the sorted runs order[lo:mid] and order[mid:hi] in place (stable)."""
+    i, j, k = lo, mid, lo
+    while i < mid and j < hi:
+        a = order[i]
+        b = order[j]
+        if first[b] < first[a] or (first[b] == first[a] and _less(rows, b, a)):
+            buffer[k] = b
+            j += 1
+        else:
+            buffer[k] = a
+            i += 1
+        k += 1
+    while i < mid:
+        buffer[k] = order[i]
+        i += 1
+        k += 1
+    while j < hi:
+        buffer[k] = order[j]
+        j += 1
+        k += 1
+    order[lo:hi] = buffer[lo:hi]
+
+
 @numba.njit([(V, M)], cache=True, nogil=True)
 def sort_rows(first, rows):
-    """Permutation sorting by `first`, then each row of `rows` in order (stable)."""
+    """Permutation sorting by `first`, then each row of `rows` in order (stable).
+
+    Input made of a few sorted runs (an arranged batch, or such batches one
+    after the other) is merged run by run in linear passes instead.
+    """
     n = first.shape[0]
+    bounds = [0]
+    while bounds[-1] < n and len(bounds) <= _MERGE_RUNS:
+        bounds.append(_sorted_prefix(first, rows, bounds[-1]))
+    if bounds[-1] == n:
+        order = np.arange(n)
+        buffer = np.empty(n, np.int64)
+        while len(bounds) > 2:
+            merged = [0]
+            for r in range(0, len(bounds) - 2, 2):
+                _merge_runs(order, buffer, bounds[r], bounds[r + 1], bounds[r + 2], first, rows)
+                merged.append(bounds[r + 2])
+            if len(bounds) % 2 == 0:  # an odd run count: the last run waits
+                merged.append(bounds[-1])
+            bounds = merged
+        return order
     order = radix_argsort(first)
     if rows.shape[0]:
         buffer = np.empty(n, np.int64)

@@ -29,6 +29,21 @@ def test_sort_rows_equals_lexsort(data):
 
 @settings(max_examples=100, deadline=None)
 @given(st.data())
+def test_sort_rows_of_sorted_runs_equals_lexsort(data):
+    """A few sorted runs (arranged batches one after the other) take the merge path."""
+    n = data.draw(st.integers(0, 40))
+    first = data.draw(arrays(np.int64, n, elements=small))
+    rows = data.draw(arrays(np.int64, (data.draw(st.integers(0, 2)), n), elements=small))
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=10)))
+    for lo, hi in zip([0] + cuts, cuts + [n]):
+        run = np.lexsort(tuple(rows[::-1, lo:hi]) + (first[lo:hi],)) + lo
+        first[lo:hi], rows[:, lo:hi] = first[run], rows[:, run]
+    expected = np.lexsort(tuple(rows[::-1]) + (first,))
+    assert kernels.sort_rows(first, rows).tolist() == expected.tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
 def test_radix_lexsort_equals_lexsort(data):
     n = data.draw(st.integers(0, 40))
     keys = [data.draw(arrays(np.int64, n, elements=st.one_of(int64s, small))) for _ in range(data.draw(st.integers(1, 3)))]
