@@ -105,3 +105,30 @@ def test_advance_product_is_meet_of_joins(data):
     got = kernels.advance_product(times, since)
     expected = np.maximum(times[:, :, None], since[:, None, :]).min(axis=2) if times.shape[1] else times
     assert got.tolist() == expected.tolist()
+
+
+def _arranged(data, n, key_arity, val_arity, depth):
+    from runtime.trace import ArrangedBatch
+
+    key = data.draw(arrays(np.int64, (key_arity, n), elements=st.integers(0, 3)))
+    val = data.draw(arrays(np.int64, (val_arity, n), elements=st.integers(0, 2)))
+    time = data.draw(arrays(np.int64, (depth, n), elements=st.integers(0, 3)))
+    diff = data.draw(arrays(np.int64, n, elements=st.sampled_from([-1, 1, 2])))
+    return ArrangedBatch.build(key, val, time, diff)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_merge_arranged_equals_arranging_the_advanced_concatenation(data):
+    from runtime.trace import ArrangedBatch
+
+    shape = (data.draw(st.integers(1, 2)), data.draw(st.integers(0, 1)), data.draw(st.integers(1, 2)))
+    a = _arranged(data, data.draw(st.integers(0, 25)), *shape)
+    b = _arranged(data, data.draw(st.integers(0, 25)), *shape)
+    since = data.draw(arrays(np.int64, (shape[2], data.draw(st.integers(0, 2))), elements=st.integers(0, 3)))
+    got = kernels.merge_arranged(a.keyhash, a.key, a.val, a.time, a.diff, b.keyhash, b.key, b.val, b.time, b.diff, since)
+    time = kernels.advance_product(np.concatenate([a.time, b.time], axis=1), since)
+    want = ArrangedBatch.build(np.concatenate([a.key, b.key], axis=1), np.concatenate([a.val, b.val], axis=1), time,
+                               np.concatenate([a.diff, b.diff]))
+    for g, w in zip(got, (want.keyhash, want.key, want.val, want.time, want.diff)):
+        assert g.tolist() == w.tolist()
