@@ -32,6 +32,7 @@ class Stream:
 class Operator:
     name = "operator"
     needs_frontier = False  # ask the tracker for this operator's input frontiers
+    passthrough = False  # forwards every batch unchanged: senders deliver past it
 
     def __init__(self, dataflow: "Dataflow", inputs: list[list[Stream]], in_lattices, out_lattices):
         self.dataflow = dataflow
@@ -112,6 +113,7 @@ class Dataflow:
     def __init__(self):
         self.ops: list[Operator] = []
         self.subscribers: dict[tuple[int, int], list[tuple[Operator, int]]] = {}
+        self.routes: dict[tuple[int, int], list[tuple[Operator, int]]] | None = None  # None: stale
         self.symbols = SymbolTable()
         self.codec = Codec(self.symbols)
         self.root = Lattice()
@@ -136,6 +138,7 @@ class Dataflow:
     def _add(self, op: Operator) -> int:
         self.ops.append(op)
         self._graph_changed = True
+        self.routes = None
         return len(self.ops) - 1
 
     def connect(self, stream: Stream, op: Operator, port: int) -> None:
@@ -143,6 +146,7 @@ class Dataflow:
             raise DataflowError(f"cannot connect {stream.op} ({stream.lattice}) to {op} ({op.in_lattices[port]}): different scopes")
         self.subscribers.setdefault((stream.op.id, stream.port), []).append((op, port))
         self._graph_changed = True
+        self.routes = None
 
     def _rebuild_tracker(self) -> None:
         successors: dict[tuple, list] = {}
@@ -169,6 +173,19 @@ class Dataflow:
         self.tracker.changes = old.changes + 1
         self._graph_changed = False
 
+    def _route(self, subscribers, passed: set) -> list:
+        """Where a batch sent to `subscribers` lands: past passthrough operators
+        (concat, loop variables), straight at the operators that use it. The
+        tracker still sees the declared graph; a passthrough's path summary is
+        the identity, so frontiers are the same either way."""
+        route = []
+        for dst, port in subscribers:
+            if dst.passthrough and dst.id not in passed:
+                route.extend(self._route(self.subscribers.get((dst.id, 0), ()), passed | {dst.id}))
+            else:
+                route.append((dst, port))
+        return route
+
     def _lattice_of(self, loc: tuple) -> Lattice:
         op = self.ops[loc[1]]
         return (op.in_lattices if loc[0] == "in" else op.out_lattices)[loc[2]]
@@ -176,7 +193,9 @@ class Dataflow:
     # -- messages ---------------------------------------------------------------
 
     def deliver(self, op: Operator, port: int, batch) -> None:
-        subs = self.subscribers.get((op.id, port))
+        if self.routes is None:
+            self.routes = {out: self._route(subs, set()) for out, subs in self.subscribers.items()}
+        subs = self.routes.get((op.id, port))
         if not subs:
             return
         stamp = op.out_lattices[port].lower_bound(batch.time)

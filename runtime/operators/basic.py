@@ -26,6 +26,7 @@ class Unary(Operator):
         self.fn = fn
         self.name = name
         self._summary = summary
+        self.passthrough = fn is identity and summary is None and out_lattice in (None, in_lattice)
         super().__init__(dataflow, [inputs], [in_lattice], [out_lattice or in_lattice])
 
     def summary(self, in_port, out_port):

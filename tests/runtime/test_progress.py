@@ -56,3 +56,25 @@ def test_closing_every_input_empties_all_frontiers():
     df.step()
     assert not df.tracker.stamps
     assert cap.frontier().is_empty()
+
+
+def test_batches_go_past_concat_and_loop_variables_straight_to_their_readers():
+    df = Dataflow()
+    ein, edges = df.new_input("edges", 2)
+    rin, roots = df.new_input("roots", 1)
+    seed = roots.map_columns(lambda d: np.vstack([d[0], d[0]]), arity=2)
+    reach = seed.iterate(lambda r: r.map_columns(lambda d: d[::-1]).join(edges)
+                         .map_columns(lambda d: d[1:], arity=2).concat(seed).distinct())
+    cap = reach.capture()
+    passthrough = [op for op in df.ops if op.passthrough]
+    assert sorted(op.name for op in passthrough) == ["concat", "concat", "variable"]
+    runs = {op.id: 0 for op in passthrough}
+    for op in passthrough:
+        op.run = lambda op=op: runs.__setitem__(op.id, runs[op.id] + 1)
+    rin.insert([(0,)])
+    ein.insert([(0, 1), (1, 2), (2, 0), (5, 6)])
+    ein.advance_to(1)
+    rin.advance_to(1)
+    df.step()
+    assert set(cap.contents()) == {(0, 0), (0, 1), (0, 2)}
+    assert all(n == 0 for n in runs.values()) and not any(op.queued for op in passthrough)
