@@ -37,6 +37,8 @@ class Summary(NamedTuple):
 
     def apply(self, t: tuple) -> tuple:
         k = self.keep
+        if k == len(t) and not self.inc and not self.tail:
+            return t  # the identity: most paths
         return t[: k - 1] + (t[k - 1] + self.inc,) + self.tail
 
     def then(self, other: "Summary") -> "Summary":

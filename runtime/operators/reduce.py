@@ -192,6 +192,7 @@ class ReduceOp(Operator):
         self.pending_hash = np.zeros(0, INT)
         self.pending_key = np.zeros((kk, 0), INT)
         self.pending_time = np.zeros((lat.depth, 0), INT)
+        self.pending_kept = 0  # pending work after its last deduplication
         super().__init__(dataflow, [[source.stream]], [lat], [lat])
 
     def arranged(self) -> Arranged:
@@ -226,11 +227,13 @@ class ReduceOp(Operator):
         self._hold(frontier)
 
     def _hold(self, frontier: Antichain) -> None:
-        if len(self.pending_hash) > 1:
-            # Keep each pending (key, time) once.
+        if len(self.pending_hash) > 2 * self.pending_kept + 32:
+            # Keep each pending (key, time) once. A repeat costs only work, so
+            # this runs when pending work has doubled, not on every run.
             _, idx = dense_ids(self.pending_hash, np.concatenate([self.pending_key, self.pending_time], axis=0))
             self.pending_hash, self.pending_key, self.pending_time = (
                 self.pending_hash[idx], self.pending_key[:, idx], self.pending_time[:, idx])
+            self.pending_kept = len(idx)
         self.set_capabilities(minimal_times(self.lattice, self.pending_time))
         # Everything not in advance of the frontier is done: the traces may
         # forget distinctions between earlier times.
