@@ -20,11 +20,37 @@ M = nt.Array(nt.int64, 2, "A")
 I = nt.int64
 
 
+@numba.njit(cache=True, nogil=True)
+def same_columns(a, i, b, j):
+    """Column i of a equals column j of b."""
+    for r in range(a.shape[0]):
+        if a[r, i] != b[r, j]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _seek(keyhash, h, lo):
+    """The first position of hash h in sorted `keyhash`, searching from `lo`.
+
+    Probes usually come sorted: gallop forward from the last position.
+    """
+    n = keyhash.shape[0]
+    if lo < n and keyhash[lo] < h:
+        step = 1
+        while lo + step < n and keyhash[lo + step] < h:
+            lo += step
+            step *= 2
+        return lo + np.searchsorted(keyhash[lo:min(lo + step + 1, n)], h)
+    if lo > 0 and keyhash[lo - 1] >= h:
+        return np.searchsorted(keyhash[:lo], h)
+    return lo
+
+
 @numba.njit([(V, M, V, M)], cache=True, nogil=True)
 def lookup_positions(keyhash, key, probe_hash, probe_key):
     """(probe index, batch position) for every batch update whose key equals a probe's."""
     n = keyhash.shape[0]
-    k = key.shape[0]
     cap = max(16, probe_hash.shape[0])
     owner = np.empty(cap, np.int64)
     pos = np.empty(cap, np.int64)
@@ -32,23 +58,10 @@ def lookup_positions(keyhash, key, probe_hash, probe_key):
     lo = 0
     for i in range(probe_hash.shape[0]):
         h = probe_hash[i]
-        # Probes usually come sorted: gallop forward from the last position.
-        if lo < n and keyhash[lo] < h:
-            step = 1
-            while lo + step < n and keyhash[lo + step] < h:
-                lo += step
-                step *= 2
-            lo += np.searchsorted(keyhash[lo:min(lo + step + 1, n)], h)
-        elif lo > 0 and keyhash[lo - 1] >= h:
-            lo = np.searchsorted(keyhash[:lo], h)
+        lo = _seek(keyhash, h, lo)
         j = lo
         while j < n and keyhash[j] == h:
-            same = True
-            for c in range(k):
-                if key[c, j] != probe_key[c, i]:
-                    same = False
-                    break
-            if same:
+            if same_columns(key, j, probe_key, i):
                 if m == cap:
                     cap *= 2
                     owner = np.concatenate((owner, np.empty(cap - m, np.int64)))
@@ -71,29 +84,15 @@ def lookup_into(keyhash, key, val, time, diff, probe_hash, probe_key, out_owner,
     hand back to Python (a few microseconds each) than a small lookup costs.
     """
     n = keyhash.shape[0]
-    k = key.shape[0]
     room = out_diff.shape[0]
     m = at
     lo = 0
     for i in range(probe_hash.shape[0]):
         h = probe_hash[i]
-        # Probes usually come sorted: gallop forward from the last position.
-        if lo < n and keyhash[lo] < h:
-            step = 1
-            while lo + step < n and keyhash[lo + step] < h:
-                lo += step
-                step *= 2
-            lo += np.searchsorted(keyhash[lo:min(lo + step + 1, n)], h)
-        elif lo > 0 and keyhash[lo - 1] >= h:
-            lo = np.searchsorted(keyhash[:lo], h)
+        lo = _seek(keyhash, h, lo)
         j = lo
         while j < n and keyhash[j] == h:
-            same = True
-            for c in range(k):
-                if key[c, j] != probe_key[c, i]:
-                    same = False
-                    break
-            if same:
+            if same_columns(key, j, probe_key, i):
                 if m < room:
                     out_owner[m] = i
                     for c in range(val.shape[0]):
@@ -126,6 +125,39 @@ def _less(cols, i, j):
 
 
 @numba.njit(cache=True, nogil=True)
+def _merge_runs(order, buffer, lo, mid, hi, first, rows):
+    """Merge the sorted runs order[lo:mid] and order[mid:hi] in place (stable).
+
+    Order by `first`, then the rows of `rows`; an empty `first` orders by rows alone.
+    """
+    by_first = first.shape[0] > 0
+    i, j, k = lo, mid, lo
+    while i < mid and j < hi:
+        a = order[i]
+        b = order[j]
+        if by_first and first[b] != first[a]:
+            b_first = first[b] < first[a]
+        else:
+            b_first = _less(rows, b, a)
+        if b_first:
+            buffer[k] = b
+            j += 1
+        else:
+            buffer[k] = a
+            i += 1
+        k += 1
+    while i < mid:
+        buffer[k] = order[i]
+        i += 1
+        k += 1
+    while j < hi:
+        buffer[k] = order[j]
+        j += 1
+        k += 1
+    order[lo:hi] = buffer[lo:hi]
+
+
+@numba.njit(cache=True, nogil=True)
 def _sort_range(order, lo, hi, cols, buffer):
     """Stable sort of order[lo:hi] by the rows of `cols` (insertion, then bottom-up merges)."""
     width = 16
@@ -138,29 +170,11 @@ def _sort_range(order, lo, hi, cols, buffer):
                 order[j + 1] = order[j]
                 j -= 1
             order[j + 1] = x
+    if width < hi - lo:
+        no_first = np.empty(0, np.int64)
     while width < hi - lo:
         for left in range(lo, hi, 2 * width):
-            mid = min(left + width, hi)
-            right = min(left + 2 * width, hi)
-            i, j, k = left, mid, left
-            while i < mid and j < right:
-                if _less(cols, order[j], order[i]):
-                    buffer[k] = order[j]
-                    j += 1
-                else:
-                    buffer[k] = order[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                buffer[k] = order[i]
-                i += 1
-                k += 1
-            while j < right:
-                buffer[k] = order[j]
-                j += 1
-                k += 1
-            for q in range(left, right):
-                order[q] = buffer[q]
+            _merge_runs(order, buffer, left, min(left + width, hi), min(left + 2 * width, hi), no_first, cols)
         width *= 2
 
 
@@ -230,31 +244,6 @@ def _sorted_prefix(first, rows, start):
 _MERGE_RUNS = 8  # more sorted runs than this: radix sort instead
 
 
-@numba.njit(cache=True, nogil=True)
-def _merge_runs(order, buffer, lo, mid, hi, first, rows):
-    """Merge the sorted runs order[lo:mid] and order[mid:hi] in place (stable)."""
-    i, j, k = lo, mid, lo
-    while i < mid and j < hi:
-        a = order[i]
-        b = order[j]
-        if first[b] < first[a] or (first[b] == first[a] and _less(rows, b, a)):
-            buffer[k] = b
-            j += 1
-        else:
-            buffer[k] = a
-            i += 1
-        k += 1
-    while i < mid:
-        buffer[k] = order[i]
-        i += 1
-        k += 1
-    while j < hi:
-        buffer[k] = order[j]
-        j += 1
-        k += 1
-    order[lo:hi] = buffer[lo:hi]
-
-
 @numba.njit([(V, M)], cache=True, nogil=True)
 def sort_rows(first, rows):
     """Permutation sorting by `first`, then each row of `rows` in order (stable).
@@ -290,15 +279,6 @@ def sort_rows(first, rows):
                 _sort_range(order, i, j, rows, buffer)
             i = j
     return order
-
-
-@numba.njit(cache=True, nogil=True)
-def same_columns(a, i, b, j):
-    """Column i of a equals column j of b."""
-    for r in range(a.shape[0]):
-        if a[r, i] != b[r, j]:
-            return False
-    return True
 
 
 @numba.njit(cache=True, nogil=True)

@@ -21,14 +21,19 @@ def test_summary_normal_form_composes_like_the_operations():
     assert composed.apply(t) == expected == (5, 4, 0)
 
 
-def test_frontiers_pass_every_finished_epoch_in_a_loop():
+def reachability():
+    """reach(root, node) by iterate + join + distinct: (dataflow, edges, roots, capture)."""
     df = Dataflow()
     ein, edges = df.new_input("edges", 2)
     rin, roots = df.new_input("roots", 1)
     seed = roots.map_columns(lambda d: np.vstack([d[0], d[0]]), arity=2)
     reach = seed.iterate(lambda r: r.map_columns(lambda d: d[::-1]).join(edges)
                          .map_columns(lambda d: d[1:], arity=2).concat(seed).distinct())
-    cap = reach.capture()
+    return df, ein, rin, reach.capture()
+
+
+def test_frontiers_pass_every_finished_epoch_in_a_loop():
+    df, ein, rin, cap = reachability()
     rin.insert([(0,)])
     for epoch in range(1, 30):
         ein.insert([(epoch - 1, epoch)], time=epoch - 1)
@@ -59,13 +64,7 @@ def test_closing_every_input_empties_all_frontiers():
 
 
 def test_batches_go_past_concat_and_loop_variables_straight_to_their_readers():
-    df = Dataflow()
-    ein, edges = df.new_input("edges", 2)
-    rin, roots = df.new_input("roots", 1)
-    seed = roots.map_columns(lambda d: np.vstack([d[0], d[0]]), arity=2)
-    reach = seed.iterate(lambda r: r.map_columns(lambda d: d[::-1]).join(edges)
-                         .map_columns(lambda d: d[1:], arity=2).concat(seed).distinct())
-    cap = reach.capture()
+    df, ein, rin, cap = reachability()
     passthrough = [op for op in df.ops if op.passthrough]
     assert sorted(op.name for op in passthrough) == ["concat", "concat", "variable"]
     runs = {op.id: 0 for op in passthrough}
