@@ -3,9 +3,11 @@
 A `Dataflow` owns operators (created in topological order, apart from loop
 feedback edges), the edges between their ports, and the progress tracker. Sent
 batches wait in the receiver's input queue, stamped with a lower bound of their
-times. `step()` sweeps the operators in creation order, running each that has
-queued input or that holds deferred work while progress has been made, and
-repeats until a sweep does nothing; one sweep carries a loop one iteration.
+times; operators that pass batches on unchanged (concat, loop variables) are
+skipped, so a batch goes straight to the operators that use it. `step()`
+sweeps the operators in creation order, running each that has queued input or
+that holds deferred work while progress has been made, and repeats until a
+sweep does nothing; one sweep carries a loop one iteration.
 """
 
 from __future__ import annotations
