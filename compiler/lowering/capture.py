@@ -44,8 +44,9 @@ class ChangeCapture(Capture):
     def drain_sorted(self, until: int, unsigned: frozenset[int] = frozenset()) -> list[tuple[tuple, int]]:
         """`drain`, in the order Python sorts the decoded (row, diff) pairs.
 
-        The order is found on the columns (numbers as they are, floats decoded,
-        strings by alphabetical rank, the `unsigned` columns as uint64), so
+        The order is found on the columns (numbers as they are, floats by
+        their order-preserving codes, strings by alphabetical rank, the
+        `unsigned` columns with the sign bit flipped), so
         sorting a million changes costs a radix lexsort, not a million tuple
         comparisons.
         """
@@ -58,9 +59,8 @@ class ChangeCapture(Capture):
         return self._pairs(batch.take(radix_lexsort(keys)))
 
     def _pairs(self, batch: Batch) -> list[tuple[tuple, int]]:
-        rows = self.codec.decode_rows(batch.data, self.types)
         with collection_paused():
-            return list(zip(rows, batch.diff.tolist()))
+            return list(zip(self.codec.decode_rows(batch.data, self.types), batch.diff.tolist()))
 
     def _sort_key(self, column: np.ndarray, column_type: str, unsigned: bool) -> np.ndarray:
         """An int64 column that orders as Python orders the decoded values."""
