@@ -8,27 +8,26 @@ operators work on whole batches at once, which is how fine-grained times keep
 batch throughput.
 
 Consolidation sums the diffs of identical `(data, time)` pairs and drops zeros.
-It orders rows by a 64-bit hash and then by the columns themselves, so it is
-exact whatever the hash does.
+It orders rows by their columns (radix passes over the values) and sums runs
+of equal rows.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels import arrange_order, hash_columns
+from runtime.kernels import arrange_order
 
 INT = np.int64
 _EMPTY_INDEX = np.zeros(0, dtype=np.intp)
 
 
-def key_hash(key: np.ndarray) -> np.ndarray:
-    """The arrangement key of (k, n) key columns: the column itself when k == 1."""
-    if key.shape[0] == 1:
-        return key[0]
+def lead_column(key: np.ndarray) -> np.ndarray:
+    """The leading column of (k, n) key columns (zeros for k == 0): what arranged
+    batches are sorted and searched by first, before the remaining key columns."""
     if key.shape[0] == 0:
         return np.zeros(key.shape[1], dtype=INT)
-    return hash_columns(key)
+    return key[0]
 
 
 class Batch:
@@ -82,5 +81,5 @@ class Batch:
         n = len(self)
         if n <= 1:
             return self if n == 0 or self.diff[0] != 0 else self.take(_EMPTY_INDEX)
-        pos, diff = arrange_order(key_hash(self.data), self.data, self.time, self.diff)
+        pos, diff = arrange_order(lead_column(self.data), self.data, self.time, self.diff)
         return Batch(self.data[:, pos], self.time[:, pos], diff)

@@ -30,51 +30,72 @@ def same_columns(a, i, b, j):
 
 
 @numba.njit(cache=True, nogil=True)
-def _seek(keyhash, h, lo):
-    """The first position of hash h in sorted `keyhash`, searching from `lo`.
+def _before(lead, key, j, h, probe_key, i):
+    """Update j's key sorts before probe i's: (lead, key columns) compared in order."""
+    if lead[j] != h:
+        return lead[j] < h
+    for r in range(key.shape[0]):
+        a = key[r, j]
+        b = probe_key[r, i]
+        if a != b:
+            return a < b
+    return False
 
-    Probes usually come sorted: gallop forward from the last position.
+
+@numba.njit(cache=True, nogil=True)
+def _seek(lead, key, probe_lead, probe_key, i, lo):
+    """The first position whose key is not before probe i's, searching from `lo`.
+
+    Probes usually come sorted: gallop forward from the last position; a probe
+    before it is found by binary search of the prefix.
     """
-    n = keyhash.shape[0]
-    if lo < n and keyhash[lo] < h:
+    n = lead.shape[0]
+    h = probe_lead[i]
+    if lo < n and _before(lead, key, lo, h, probe_key, i):
         step = 1
-        while lo + step < n and keyhash[lo + step] < h:
+        while lo + step < n and _before(lead, key, lo + step, h, probe_key, i):
             lo += step
             step *= 2
-        return lo + np.searchsorted(keyhash[lo:min(lo + step + 1, n)], h)
-    if lo > 0 and keyhash[lo - 1] >= h:
-        return np.searchsorted(keyhash[:lo], h)
+        lo, hi = lo + 1, min(lo + step, n)
+    elif lo > 0 and not _before(lead, key, lo - 1, h, probe_key, i):
+        lo, hi = 0, lo - 1
+    else:
+        return lo
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _before(lead, key, mid, h, probe_key, i):
+            lo = mid + 1
+        else:
+            hi = mid
     return lo
 
 
 @numba.njit([(V, M, V, M)], cache=True, nogil=True)
-def lookup_positions(keyhash, key, probe_hash, probe_key):
+def lookup_positions(lead, key, probe_lead, probe_key):
     """(probe index, batch position) for every batch update whose key equals a probe's."""
-    n = keyhash.shape[0]
-    cap = max(16, probe_hash.shape[0])
+    n = lead.shape[0]
+    cap = max(16, probe_lead.shape[0])
     owner = np.empty(cap, np.int64)
     pos = np.empty(cap, np.int64)
     m = 0
     lo = 0
-    for i in range(probe_hash.shape[0]):
-        h = probe_hash[i]
-        lo = _seek(keyhash, h, lo)
+    for i in range(probe_lead.shape[0]):
+        lo = _seek(lead, key, probe_lead, probe_key, i, lo)
         j = lo
-        while j < n and keyhash[j] == h:
-            if same_columns(key, j, probe_key, i):
-                if m == cap:
-                    cap *= 2
-                    owner = np.concatenate((owner, np.empty(cap - m, np.int64)))
-                    pos = np.concatenate((pos, np.empty(cap - m, np.int64)))
-                owner[m] = i
-                pos[m] = j
-                m += 1
+        while j < n and lead[j] == probe_lead[i] and same_columns(key, j, probe_key, i):
+            if m == cap:
+                cap *= 2
+                owner = np.concatenate((owner, np.empty(cap - m, np.int64)))
+                pos = np.concatenate((pos, np.empty(cap - m, np.int64)))
+            owner[m] = i
+            pos[m] = j
+            m += 1
             j += 1
     return owner[:m], pos[:m]
 
 
 @numba.njit([(V, M, M, M, V, V, M, V, M, M, V, I)], cache=True, nogil=True)
-def lookup_into(keyhash, key, val, time, diff, probe_hash, probe_key, out_owner, out_val, out_time, out_diff, at):
+def lookup_into(lead, key, val, time, diff, probe_lead, probe_key, out_owner, out_val, out_time, out_diff, at):
     """`lookup_positions`, with the matching updates' probe, value, time and diff
     written into the out_* arrays from column `at` on.
 
@@ -83,31 +104,29 @@ def lookup_into(keyhash, key, val, time, diff, probe_hash, probe_key, out_owner,
     caller owns the output arrays: returning fresh arrays would cost more to
     hand back to Python (a few microseconds each) than a small lookup costs.
     """
-    n = keyhash.shape[0]
+    n = lead.shape[0]
     room = out_diff.shape[0]
     m = at
     lo = 0
-    for i in range(probe_hash.shape[0]):
-        h = probe_hash[i]
-        lo = _seek(keyhash, h, lo)
+    for i in range(probe_lead.shape[0]):
+        lo = _seek(lead, key, probe_lead, probe_key, i, lo)
         j = lo
-        while j < n and keyhash[j] == h:
-            if same_columns(key, j, probe_key, i):
-                if m < room:
-                    out_owner[m] = i
-                    for c in range(val.shape[0]):
-                        out_val[c, m] = val[c, j]
-                    for c in range(time.shape[0]):
-                        out_time[c, m] = time[c, j]
-                    out_diff[m] = diff[j]
-                m += 1
+        while j < n and lead[j] == probe_lead[i] and same_columns(key, j, probe_key, i):
+            if m < room:
+                out_owner[m] = i
+                for c in range(val.shape[0]):
+                    out_val[c, m] = val[c, j]
+                for c in range(time.shape[0]):
+                    out_time[c, m] = time[c, j]
+                out_diff[m] = diff[j]
+            m += 1
             j += 1
     return m if m <= room else -m
 
 
 # -- sorting and consolidation of arranged batches -------------------------------
 #
-# An arranged batch is ordered by (keyhash, key columns, value columns); within
+# An arranged batch is ordered by (lead, key columns, value columns); within
 # a run of equal (key, value) its times are sorted and distinct. Ordering the
 # runs ignores time, so advancing times (compaction) never disturbs it: merging
 # two batches is a linear merge of runs plus a per-run consolidation.
@@ -178,58 +197,202 @@ def _sort_range(order, lo, hi, cols, buffer):
         width *= 2
 
 
-@numba.njit([(V,)], cache=True, nogil=True)
-def radix_argsort(a):
-    """Stable argsort of int64 values: LSD radix sort, 11 bits a pass.
+_INSERTION = 24  # rows up to which an insertion sort beats radix passes' bucket counts
+_DIGIT = 11  # bits per radix pass (2,048 buckets)
 
-    Passes over digits on which every value agrees are skipped, so small
-    integer keys (node ids) take two or three passes; a full 64-bit hash six.
-    Several times faster than a comparison sort on millions of rows.
-    """
-    n = a.shape[0]
-    order = np.arange(n)
-    if n < 2:
-        return order
-    bias = np.uint64(1) << np.uint64(63)  # signed order as unsigned
-    keys = np.empty(n, np.uint64)
-    for i in range(n):
-        keys[i] = np.uint64(a[i]) ^ bias
+
+@numba.njit(cache=True, nogil=True)
+def _span(col):
+    """(minimum, bits needed for col - minimum) of a non-empty column."""
+    least = col[0]
+    for i in range(1, col.shape[0]):
+        if col[i] < least:
+            least = col[i]
+    base = np.uint64(least)
     varying = np.uint64(0)
-    for i in range(n):
-        varying |= keys[i] ^ keys[0]
-    tmp_order = np.empty(n, np.int64)
-    tmp_keys = np.empty(n, np.uint64)
-    mask = np.uint64(0x7FF)
-    for shift in range(0, 64, 11):
-        sh = np.uint64(shift)
-        if (varying >> sh) & mask == 0:
-            continue
-        counts = np.zeros(2049, np.int64)
+    for i in range(col.shape[0]):
+        varying |= np.uint64(col[i]) - base  # exact: the range fits in 64 bits
+    bits = 0
+    while bits < 64 and (varying >> np.uint64(bits)) != 0:
+        bits += 1
+    return least, bits
+
+
+@numba.njit(cache=True, nogil=True)
+def _radix_passes(keys, order, bits):
+    """Sort `keys` (uint64, below 2**bits) stably, carrying `order` along: LSD
+    counting passes of up to 11 bits (16 on large inputs). Returns (keys, order)."""
+    n = keys.shape[0]
+    if bits == 0:
+        return keys, order
+    passes = (bits + _DIGIT - 1) // _DIGIT
+    width = (bits + passes - 1) // passes
+    mask = np.uint64((1 << width) - 1)
+    counts = np.empty((1 << width) + 1, np.int64)
+    spare_keys = np.empty(n, np.uint64)
+    spare = np.empty(n, np.int64)
+    for p in range(passes):
+        shift = np.uint64(p * width)
+        counts[:] = 0
         for i in range(n):
-            counts[np.int64((keys[i] >> sh) & mask) + 1] += 1
-        for b in range(2048):
+            counts[np.int64((keys[i] >> shift) & mask) + 1] += 1
+        for b in range(1 << width):
             counts[b + 1] += counts[b]
         for i in range(n):
-            digit = np.int64((keys[i] >> sh) & mask)
+            digit = np.int64((keys[i] >> shift) & mask)
             at = counts[digit]
             counts[digit] = at + 1
-            tmp_order[at] = order[i]
-            tmp_keys[at] = keys[i]
-        order, tmp_order = tmp_order, order
-        keys, tmp_keys = tmp_keys, keys
+            spare[at] = order[i]
+            spare_keys[at] = keys[i]
+        order, spare = spare, order
+        keys, spare_keys = spare_keys, keys
+    return keys, order
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_by_column(col, order):
+    """Reorder `order` stably by col[order]."""
+    least, bits = _span(col)
+    keys = np.empty(order.shape[0], np.uint64)
+    base = np.uint64(least)
+    for i in range(order.shape[0]):
+        keys[i] = np.uint64(col[order[i]]) - base
+    return _radix_passes(keys, order, bits)[1]
+
+
+@numba.njit(cache=True, nogil=True)
+def _lex_less(first, rows, time, i, j):
+    """Row i < row j in (first, rows, time) order; an empty `first` is left out."""
+    if first.shape[0] and first[i] != first[j]:
+        return first[i] < first[j]
+    for r in range(rows.shape[0]):
+        if rows[r, i] != rows[r, j]:
+            return rows[r, i] < rows[r, j]
+    for r in range(time.shape[0]):
+        if time[r, i] != time[r, j]:
+            return time[r, i] < time[r, j]
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_is_lead(first, rows):
+    """`first` is given and equals rows[0]: an arrangement's leading key column, no sort key of its own."""
+    if not first.shape[0] or not rows.shape[0]:
+        return False
+    for i in range(first.shape[0]):
+        if first[i] != rows[0, i]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _spans(first, rows, time, use_first):
+    """Minimum and bit width of every sort column, least significant first
+    (time rows from the last, then rows from the last, then `first`)."""
+    count = time.shape[0] + rows.shape[0] + (1 if use_first else 0)
+    least = np.empty(count, np.int64)
+    bits = np.empty(count, np.int64)
+    c = 0
+    for r in range(time.shape[0] - 1, -1, -1):
+        least[c], bits[c] = _span(time[r])
+        c += 1
+    for r in range(rows.shape[0] - 1, -1, -1):
+        least[c], bits[c] = _span(rows[r])
+        c += 1
+    if use_first:
+        least[c], bits[c] = _span(first)
+    return least, bits
+
+
+@numba.njit(cache=True, nogil=True)
+def _fold(col, keys, least, shift):
+    base = np.uint64(least)
+    sh = np.uint64(shift)
+    for i in range(col.shape[0]):
+        keys[i] |= (np.uint64(col[i]) - base) << sh
+
+
+@numba.njit(cache=True, nogil=True)
+def _packed_keys(first, rows, time, use_first, least, bits):
+    """Every row's sort columns packed into one uint64 (the primary in the top bits)."""
+    n = max(first.shape[0], rows.shape[1], time.shape[1])
+    keys = np.zeros(n, np.uint64)
+    c = 0
+    shift = 0
+    for r in range(time.shape[0] - 1, -1, -1):
+        _fold(time[r], keys, least[c], shift)
+        shift += bits[c]
+        c += 1
+    for r in range(rows.shape[0] - 1, -1, -1):
+        _fold(rows[r], keys, least[c], shift)
+        shift += bits[c]
+        c += 1
+    if use_first:
+        _fold(first, keys, least[c], shift)
+    return keys
+
+
+@numba.njit(cache=True, nogil=True)
+def _unfold(keys, col, least, shift, width):
+    mask = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    sh = np.uint64(shift)
+    base = np.uint64(least)
+    for i in range(keys.shape[0]):
+        col[i] = np.int64(((keys[i] >> sh) & mask) + base)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sorted_keys(first, rows, time, use_first):
+    """(fits, keys, order, least, bits): when the sort columns' ranges fit in 64
+    bits together, their packed keys sorted by radix passes, with the permutation
+    that sorts the rows (and each column's minimum and width, from `_spans`)."""
+    n = max(first.shape[0], rows.shape[1], time.shape[1])
+    order = np.arange(n)
+    least, bits = _spans(first, rows, time, use_first)
+    if bits.sum() > 64:
+        return False, np.empty(0, np.uint64), order, least, bits
+    keys = _packed_keys(first, rows, time, use_first, least, bits)
+    keys, order = _radix_passes(keys, order, bits.sum())
+    return True, keys, order, least, bits
+
+
+@numba.njit(cache=True, nogil=True)
+def lex_order(first, rows, time):
+    """Stable permutation sorting by `first` (if not empty), then the rows of
+    `rows`, then those of `time`: by the values themselves, with no hash and no
+    comparisons. Columns whose ranges fit in 64 bits together are packed into
+    one key and radix-sorted in a pass or two; otherwise one column at a time
+    from the least significant. Tiny inputs take an insertion sort. A `first`
+    equal to rows[0] (an arrangement's leading key column) is no extra key.
+    """
+    n = max(first.shape[0], rows.shape[1], time.shape[1])
+    if n <= _INSERTION:
+        order = np.arange(n)
+        for i in range(1, n):
+            x = order[i]
+            j = i - 1
+            while j >= 0 and _lex_less(first, rows, time, x, order[j]):
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = x
+        return order
+    use_first = first.shape[0] > 0 and not _first_is_lead(first, rows)
+    fits, _, order, _, _ = _sorted_keys(first, rows, time, use_first)
+    if fits:
+        return order
+    for r in range(time.shape[0] - 1, -1, -1):
+        order = _sort_by_column(time[r], order)
+    for r in range(rows.shape[0] - 1, -1, -1):
+        order = _sort_by_column(rows[r], order)
+    if use_first:
+        order = _sort_by_column(first, order)
     return order
 
 
 def radix_lexsort(keys) -> np.ndarray:
-    """`np.lexsort(keys)` for int64 keys (the last is the primary), by stable radix passes.
-
-    One radix pass per key, least significant first: several times faster than
-    numpy's comparison-based lexsort on millions of rows.
-    """
-    order = radix_argsort(np.ascontiguousarray(keys[0], dtype=np.int64))
-    for key in keys[1:]:
-        order = order[radix_argsort(np.ascontiguousarray(key, dtype=np.int64)[order])]
-    return order
+    """`np.lexsort(keys)` for int64 keys (the last is the primary), by radix passes."""
+    rows = np.stack([np.asarray(k, dtype=np.int64) for k in keys[::-1]])
+    return lex_order(rows[0, :0], rows, rows[:0])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -267,23 +430,12 @@ def sort_rows(first, rows):
                 merged.append(bounds[-1])
             bounds = merged
         return order
-    order = radix_argsort(first)
-    if rows.shape[0]:
-        buffer = np.empty(n, np.int64)
-        i = 0
-        while i < n:
-            j = i + 1
-            while j < n and first[order[j]] == first[order[i]]:
-                j += 1
-            if j - i > 1:
-                _sort_range(order, i, j, rows, buffer)
-            i = j
-    return order
+    return lex_order(first, rows, rows[:0])
 
 
 @numba.njit(cache=True, nogil=True)
-def _consolidate_runs(keyhash, cols, time, diff, order):
-    """Walk `order` (sorted by keyhash, cols); within each run sort times, sum, drop zeros.
+def _consolidate_runs(lead, cols, time, diff, order):
+    """Walk `order` (sorted by lead, cols); within each run sort times, sum, drop zeros.
 
     Returns (positions, summed diffs) in arranged order.
     """
@@ -295,7 +447,7 @@ def _consolidate_runs(keyhash, cols, time, diff, order):
     i = 0
     while i < n:
         j = i + 1
-        while j < n and keyhash[order[j]] == keyhash[order[i]] and same_columns(cols, order[i], cols, order[j]):
+        while j < n and lead[order[j]] == lead[order[i]] and same_columns(cols, order[i], cols, order[j]):
             j += 1
         if j - i > 1:
             _sort_range(order, i, j, time, buffer)
@@ -354,20 +506,113 @@ def in_advance_product(frontier, times):
     return out
 
 
+@numba.njit(cache=True, nogil=True)
+def _sum_equal_runs(first, cols, time, diff, order):
+    """Walk `order`, sorted by (first, cols, time); sum the diffs of equal updates, drop zeros.
+
+    Returns (positions, summed diffs) in that order.
+    """
+    n = order.shape[0]
+    out_pos = np.empty(n, np.int64)
+    out_diff = np.empty(n, np.int64)
+    m = 0
+    k = 0
+    while k < n:
+        a = order[k]
+        total = diff[a]
+        q = k + 1
+        while q < n:
+            b = order[q]
+            if first[b] != first[a] or not same_columns(cols, a, cols, b) or not same_columns(time, a, time, b):
+                break
+            total += diff[b]
+            q += 1
+        if total != 0:
+            out_pos[m] = a
+            out_diff[m] = total
+            m += 1
+        k = q
+    return out_pos[:m], out_diff[:m]
+
+
 @numba.njit([(V, M, M, V)], cache=True, nogil=True)
-def arrange_order(keyhash, cols, time, diff):
+def arrange_order(lead, cols, time, diff):
     """Sort updates into arranged order and consolidate: (positions, diffs)."""
-    return _consolidate_runs(keyhash, cols, time, diff, sort_rows(keyhash, cols))
+    return _sum_equal_runs(lead, cols, time, diff, lex_order(lead, cols, time))
+
+
+@numba.njit([(V, M, M, V)], cache=True, nogil=True)
+def arrange(lead, cols, time, diff):
+    """The updates sorted into arranged order and consolidated, as new
+    (lead, cols, time, diff) arrays.
+
+    When the sort columns pack into 64 bits, equal updates are runs of equal
+    sorted keys and the columns are rebuilt from those keys in sequential
+    passes, so only the diffs are gathered; otherwise positions from
+    `arrange_order` and a gather of every column.
+    """
+    n = diff.shape[0]
+    use_first = not _first_is_lead(lead, cols)
+    if n > _INSERTION:
+        fits, keys, order, least, bits = _sorted_keys(lead, cols, time, use_first)
+        if fits:
+            run_keys = np.empty(n, np.uint64)
+            run_diff = np.empty(n, np.int64)
+            m = 0
+            k = 0
+            while k < n:
+                key = keys[k]
+                total = diff[order[k]]
+                q = k + 1
+                while q < n and keys[q] == key:
+                    total += diff[order[q]]
+                    q += 1
+                if total != 0:
+                    run_keys[m] = key
+                    run_diff[m] = total
+                    m += 1
+                k = q
+            run_keys = run_keys[:m]
+            out_time = np.empty((time.shape[0], m), np.int64)
+            out_cols = np.empty((cols.shape[0], m), np.int64)
+            c = 0
+            shift = 0
+            for r in range(time.shape[0] - 1, -1, -1):
+                _unfold(run_keys, out_time[r], least[c], shift, bits[c])
+                shift += bits[c]
+                c += 1
+            for r in range(cols.shape[0] - 1, -1, -1):
+                _unfold(run_keys, out_cols[r], least[c], shift, bits[c])
+                shift += bits[c]
+                c += 1
+            if use_first:
+                out_lead = np.empty(m, np.int64)
+                _unfold(run_keys, out_lead, least[c], shift, bits[c])
+            else:
+                out_lead = out_cols[0].copy()
+            return out_lead, out_cols, out_time, run_diff[:m].copy()
+    pos, summed = _sum_equal_runs(lead, cols, time, diff, lex_order(lead, cols, time))
+    out_cols = np.empty((cols.shape[0], pos.shape[0]), np.int64)
+    out_time = np.empty((time.shape[0], pos.shape[0]), np.int64)
+    out_lead = np.empty(pos.shape[0], np.int64)
+    for k in range(pos.shape[0]):
+        i = pos[k]
+        out_lead[k] = lead[i]
+        for r in range(cols.shape[0]):
+            out_cols[r, k] = cols[r, i]
+        for r in range(time.shape[0]):
+            out_time[r, k] = time[r, i]
+    return out_lead, out_cols, out_time, summed
 
 
 @numba.njit([(V, M, M, V, I)], cache=True, nogil=True)
-def merge_order(keyhash, cols, time, diff, split):
+def merge_order(lead, cols, time, diff, split):
     """Like `arrange_order` for the concatenation of two arranged batches [0, split) and [split, n)."""
-    n = keyhash.shape[0]
+    n = lead.shape[0]
     order = np.empty(n, np.int64)
     i, j, k = 0, split, 0
     while i < split and j < n:
-        if keyhash[j] < keyhash[i] or (keyhash[j] == keyhash[i] and _less(cols, j, i)):
+        if lead[j] < lead[i] or (lead[j] == lead[i] and _less(cols, j, i)):
             order[k] = j
             j += 1
         else:
@@ -382,7 +627,7 @@ def merge_order(keyhash, cols, time, diff, split):
         order[k] = j
         j += 1
         k += 1
-    return _consolidate_runs(keyhash, cols, time, diff, order)
+    return _consolidate_runs(lead, cols, time, diff, order)
 
 
 @numba.njit([(M, M)], cache=True, nogil=True)
@@ -404,15 +649,15 @@ def advance_product(times, since):
 def merge_arranged(kh_a, key_a, val_a, time_a, diff_a, kh_b, key_b, val_b, time_b, diff_b, since):
     """Two arranged batches merged into one, times advanced by `since` (product order).
 
-    Returns the merged batch's (keyhash, key, val, time, diff).
+    Returns the merged batch's (lead, key, val, time, diff).
     """
-    keyhash = np.concatenate((kh_a, kh_b))
+    lead = np.concatenate((kh_a, kh_b))
     key = np.concatenate((key_a, key_b), axis=1)
     val = np.concatenate((val_a, val_b), axis=1)
     time = advance_product(np.concatenate((time_a, time_b), axis=1), since)
     diff = np.concatenate((diff_a, diff_b))
-    pos, summed = merge_order(keyhash, np.concatenate((key, val), axis=0), time, diff, kh_a.shape[0])
-    return keyhash[pos], key[:, pos], val[:, pos], time[:, pos], summed
+    pos, summed = merge_order(lead, np.concatenate((key, val), axis=0), time, diff, kh_a.shape[0])
+    return lead[pos], key[:, pos], val[:, pos], time[:, pos], summed
 
 
 @numba.njit([(M,)], cache=True, nogil=True)

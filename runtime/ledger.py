@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.batch import INT, Batch, key_hash
+from runtime.batch import INT, Batch, lead_column
 from runtime.grouping import dense_ids
 from runtime.times import Antichain, Lattice
 from runtime.trace import ArrangedBatch, Trace
@@ -66,20 +66,20 @@ class CountLedger:
 
     def _check(self, data, diff, time) -> None:
         self._arrange()
-        data_hash = key_hash(data)
+        data_lead = lead_column(data)
         removing = diff < 0
-        removed, removed_hash = data[:, removing], data_hash[removing]
-        _, first = dense_ids(removed_hash, removed)
-        probe_hash, probe = removed_hash[first], removed[:, first]
-        past = self.trace.lookup(probe_hash, probe)
-        # The removed rows' history and this submission's updates of them (by hash: a row
-        # colliding with one is checked too, as its own row), in one table.
-        mine = np.isin(data_hash, probe_hash)
+        removed, removed_lead = data[:, removing], data_lead[removing]
+        _, first = dense_ids(removed_lead, removed)
+        probe_lead, probe = removed_lead[first], removed[:, first]
+        past = self.trace.lookup(probe_lead, probe)
+        # The removed rows' history and this submission's updates of them (by leading
+        # column: a row sharing it with one is checked too, as its own row), in one table.
+        mine = np.isin(data_lead, probe_lead)
         rows = np.concatenate([probe[:, past.owner], data[:, mine]], axis=1)
-        hashes = np.concatenate([probe_hash[past.owner], data_hash[mine]])
+        leads = np.concatenate([probe_lead[past.owner], data_lead[mine]])
         times = np.concatenate([past.time[0], time[mine]]).astype(INT, copy=False)
         diffs = np.concatenate([past.diff, diff[mine]]).astype(INT, copy=False)
-        row_id, representative = dense_ids(hashes, rows)
+        row_id, representative = dense_ids(leads, rows)
         order = np.lexsort((times, row_id))
         row_id, times, diffs = row_id[order], times[order], diffs[order]
         # Updates at one time are simultaneous: the count is checked after each time's sum.

@@ -23,7 +23,7 @@ stream's frontier, so no compacted time can become equal to a later stream time.
 
 Fuel. A burst of stream updates may match millions of arrangement updates (a
 hub key). Before looking anything up, the operator counts each ready probe's
-candidates (binary searches on the key hashes of the trace's batches), looks
+candidates (binary searches on the leading key column of the trace's batches), looks
 up the longest prefix of probes with about `fuel` candidates (at least one
 probe), emits that chunk, and asks to be run again for the rest, so downstream
 operators consume each chunk before the next one exists. Stream updates wait in `pending` (with a capability held for
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.batch import Batch, key_hash
+from runtime.batch import Batch, lead_column
 from runtime.grouping import minimal_times
 from runtime.operators.arrange import Arranged
 from runtime.operators.basic import as_batch
@@ -81,7 +81,7 @@ class HalfJoinOp(Operator):
         self.set_capabilities(minimal_times(lat, pending.time))
         waiting = self.frontier(1).in_advance_mask(pending.time)  # the arrangement may still change at <= t
         ready = np.flatnonzero(~waiting)
-        # Count each ready probe's candidate matches (by key hash, in every batch of the
+        # Count each ready probe's candidate matches (by leading key column, in every batch of the
         # trace), and look up only a prefix worth about one fuel: a hub key's burst is
         # cut into chunks before it exists.
         counts = self._match_counts(pending.data[: self.key_arity, ready])
@@ -102,16 +102,16 @@ class HalfJoinOp(Operator):
         self._hold(rest if len(rest) else None)
 
     def _match_counts(self, key: np.ndarray) -> np.ndarray:
-        """Updates in the trace whose key hash equals each probe's (an upper bound on its matches)."""
-        keyhash = key_hash(key)
-        counts = np.zeros(len(keyhash), np.int64)
+        """Updates in the trace whose leading key column equals each probe's (an upper bound on its matches)."""
+        lead = lead_column(key)
+        counts = np.zeros(len(lead), np.int64)
         for b in self.trace.batches:
-            counts += np.searchsorted(b.keyhash, keyhash, side="right") - np.searchsorted(b.keyhash, keyhash, side="left")
+            counts += np.searchsorted(b.lead, lead, side="right") - np.searchsorted(b.lead, lead, side="left")
         return counts
 
     def _lookup(self, probe: Batch) -> Batch:
         key = probe.data[: self.key_arity]
-        found = self.trace.lookup(key_hash(key), key)
+        found = self.trace.lookup(lead_column(key), key)
         owner = found.owner
         time = probe.time[:, owner]
         lat = self.in_lattices[0]

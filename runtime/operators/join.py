@@ -23,7 +23,7 @@ from runtime.worker import Operator
 
 def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool) -> Batch | None:
     """delta x trace as a Batch of (key, delta vals, trace vals) or the reverse order."""
-    found = trace.lookup(delta.keyhash, delta.key)
+    found = trace.lookup(delta.lead, delta.key)
     owner = found.owner
     if not len(owner):
         return None
@@ -36,7 +36,7 @@ def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: b
 
 
 def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice) -> Batch | None:
-    owner, pos = a.lookup(b.keyhash, b.key) if len(a) and len(b) else (np.zeros(0, np.intp),) * 2
+    owner, pos = a.lookup(b.lead, b.key) if len(a) and len(b) else (np.zeros(0, np.intp),) * 2
     if not len(owner):
         return None
     time = lattice.join_arrays(b.time[:, owner], a.time[:, pos])

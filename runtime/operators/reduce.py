@@ -189,7 +189,7 @@ class ReduceOp(Operator):
         self.out_handle = self.out_trace.new_handle()
         kk = source.key_arity
         self.key_arity = kk
-        self.pending_hash = np.zeros(0, INT)
+        self.pending_lead = np.zeros(0, INT)
         self.pending_key = np.zeros((kk, 0), INT)
         self.pending_time = np.zeros((lat.depth, 0), INT)
         self.pending_kept = 0  # pending work after its last deduplication
@@ -199,15 +199,15 @@ class ReduceOp(Operator):
         return Arranged(self.output(), self.out_trace, self.key_arity)
 
     def has_pending(self) -> bool:
-        return len(self.pending_hash) > 0
+        return len(self.pending_lead) > 0
 
     def run(self):
         received = self.receive(0)
         for b in received:
-            self.pending_hash = np.concatenate([self.pending_hash, b.keyhash])
+            self.pending_lead = np.concatenate([self.pending_lead, b.lead])
             self.pending_key = np.concatenate([self.pending_key, b.key], axis=1)
             self.pending_time = np.concatenate([self.pending_time, b.time], axis=1)
-        if not len(self.pending_hash):
+        if not len(self.pending_lead):
             return
         if received:
             # Hold capabilities for the new work before asking for the frontier:
@@ -219,20 +219,20 @@ class ReduceOp(Operator):
             self._hold(frontier)
             return
         ready = ~future
-        keyhash, key, time = self.pending_hash[ready], self.pending_key[:, ready], self.pending_time[:, ready]
-        self.pending_hash = self.pending_hash[future]
+        lead, key, time = self.pending_lead[ready], self.pending_key[:, ready], self.pending_time[:, ready]
+        self.pending_lead = self.pending_lead[future]
         self.pending_key = self.pending_key[:, future]
         self.pending_time = self.pending_time[:, future]
-        self._process(keyhash, key, time, frontier)
+        self._process(lead, key, time, frontier)
         self._hold(frontier)
 
     def _hold(self, frontier: Antichain) -> None:
-        if len(self.pending_hash) > 2 * self.pending_kept + 32:
+        if len(self.pending_lead) > 2 * self.pending_kept + 32:
             # Keep each pending (key, time) once. A repeat costs only work, so
             # this runs when pending work has doubled, not on every run.
-            _, idx = dense_ids(self.pending_hash, np.concatenate([self.pending_key, self.pending_time], axis=0))
-            self.pending_hash, self.pending_key, self.pending_time = (
-                self.pending_hash[idx], self.pending_key[:, idx], self.pending_time[:, idx])
+            _, idx = dense_ids(self.pending_lead, np.concatenate([self.pending_key, self.pending_time], axis=0))
+            self.pending_lead, self.pending_key, self.pending_time = (
+                self.pending_lead[idx], self.pending_key[:, idx], self.pending_time[:, idx])
             self.pending_kept = len(idx)
         self.set_capabilities(minimal_times(self.lattice, self.pending_time))
         # Everything not in advance of the frontier is done: the traces may
@@ -240,28 +240,28 @@ class ReduceOp(Operator):
         self.in_handle.set_frontier(frontier)
         self.out_handle.set_frontier(frontier)
 
-    def _process(self, keyhash, key, time, frontier: Antichain) -> None:
+    def _process(self, lead, key, time, frontier: Antichain) -> None:
         lat = self.lattice
         alt = self._alt
         # Distinct keys, each with an index g.
-        gid, first = dense_ids(keyhash, key)
-        ukeyhash, ukey = keyhash[first], key[:, first]
+        gid, first = dense_ids(lead, key)
+        ulead, ukey = lead[first], key[:, first]
         ngroups = len(first)
 
         # Histories, advanced to what has already been processed.
         since = self.in_handle.frontier
-        i_hist = self.in_trace.lookup(ukeyhash, ukey)
-        o_hist = self.out_trace.lookup(ukeyhash, ukey)
+        i_hist = self.in_trace.lookup(ulead, ukey)
+        o_hist = self.out_trace.lookup(ulead, ukey)
         if self._fused:
             out_g, out_t, out_d, later_g, later_t = kernels.distinct_step(
                 ngroups, gid, time, i_hist.owner, i_hist.time, i_hist.diff, o_hist.owner, o_hist.time, o_hist.diff,
                 since.columns(), frontier.columns())
             if len(later_g):
-                self._defer(ukeyhash[later_g], ukey[:, later_g], later_t)
+                self._defer(ulead[later_g], ukey[:, later_g], later_t)
             if len(out_g):
-                # Groups are numbered in (keyhash, key) order and each group's
+                # Groups are numbered in (lead, key) order and each group's
                 # corrections come in time order, once per time: already arranged.
-                self._emit(ArrangedBatch(ukeyhash[out_g], ukey[:, out_g], ukey[:0, out_g], out_t, out_d))
+                self._emit(ArrangedBatch(ulead[out_g], ukey[:, out_g], ukey[:0, out_g], out_t, out_d))
             return
         i_g, i_vid, i_vals, i_time, i_diff = _by_value(i_hist.owner, i_hist.val, lat.advance_by(i_hist.time, since), i_hist.diff)
         o_g, o_vid, o_vals, o_time, o_diff = _by_value(o_hist.owner, o_hist.val, lat.advance_by(o_hist.time, since), o_hist.diff)
@@ -275,7 +275,7 @@ class ReduceOp(Operator):
             cand_g, cand_t = unique_pairs(*kernels.interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt))
         later = frontier.in_advance_mask(cand_t)
         if later.any():
-            self._defer(ukeyhash[cand_g[later]], ukey[:, cand_g[later]], cand_t[:, later])
+            self._defer(ulead[cand_g[later]], ukey[:, cand_g[later]], cand_t[:, later])
             cand_g, cand_t = cand_g[~later], cand_t[:, ~later]
         if not len(cand_g):
             return
@@ -298,11 +298,11 @@ class ReduceOp(Operator):
         if not len(out_c):
             return
         out_v = res_v[:, first][:, out_vid]
-        self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d, keyhash=ukeyhash[cand_g[out_c]]))
+        self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d, lead=ulead[cand_g[out_c]]))
 
-    def _defer(self, keyhash, key, time) -> None:
+    def _defer(self, lead, key, time) -> None:
         """Interesting times still in advance of the frontier: work for later."""
-        self.pending_hash = np.concatenate([self.pending_hash, keyhash])
+        self.pending_lead = np.concatenate([self.pending_lead, lead])
         self.pending_key = np.concatenate([self.pending_key, key], axis=1)
         self.pending_time = np.concatenate([self.pending_time, time], axis=1)
 

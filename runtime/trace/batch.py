@@ -1,25 +1,27 @@
-"""Arranged batches: consolidated updates sorted by the hash of their key.
+"""Arranged batches: consolidated updates sorted by the values of their key.
 
 An `ArrangedBatch` splits each update's data into `key` and `val` columns and
-keeps `keyhash` (the key column itself for one-column keys, else a 64-bit hash
-of the key columns), sorted so that all updates of one key are contiguous and
-can be found with a binary search. Lookups compare the key columns too, so hash
-collisions never join different keys.
+keeps `lead`, its leading key column (zeros for a keyless arrangement) as one
+contiguous array. Updates are sorted by the values themselves: lead, the key
+columns, the value columns, then time. So all updates of one key are
+contiguous and are found by a lexicographic binary search, and a batch is put
+in order by radix passes over its columns, with no hash to compute or to
+collide.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from runtime.batch import INT, Batch, key_hash
-from runtime.kernels import arrange_order, lookup_positions, merge_order
+from runtime.batch import INT, Batch, lead_column
+from runtime.kernels import arrange, arrange_order, lookup_positions, merge_order
 
 
 class ArrangedBatch:
-    __slots__ = ("keyhash", "key", "val", "time", "diff")
+    __slots__ = ("lead", "key", "val", "time", "diff")
 
-    def __init__(self, keyhash, key, val, time, diff):
-        self.keyhash = keyhash
+    def __init__(self, lead, key, val, time, diff):
+        self.lead = lead
         self.key = key
         self.val = val
         self.time = time
@@ -37,13 +39,13 @@ class ArrangedBatch:
         return ArrangedBatch(z, np.zeros((key_arity, 0), INT), np.zeros((val_arity, 0), INT), np.zeros((depth, 0), INT), z)
 
     @staticmethod
-    def build(key: np.ndarray, val: np.ndarray, time: np.ndarray, diff: np.ndarray, keyhash=None) -> "ArrangedBatch":
+    def build(key: np.ndarray, val: np.ndarray, time: np.ndarray, diff: np.ndarray, lead=None) -> "ArrangedBatch":
         """Sort into arranged order and consolidate identical (key, val, time) updates."""
-        if keyhash is None:
-            keyhash = key_hash(key)
-        cols = np.concatenate([key, val], axis=0)
-        pos, summed = arrange_order(keyhash, cols, time, diff)
-        return ArrangedBatch(keyhash[pos], key[:, pos], val[:, pos], time[:, pos], summed)
+        if lead is None:
+            lead = lead_column(key)
+        lead, cols, time, diff = arrange(lead, np.concatenate([key, val], axis=0), time, diff)
+        k = key.shape[0]
+        return ArrangedBatch(lead, cols[:k], cols[k:], time, diff)
 
     @staticmethod
     def from_batch(batch: Batch, key_arity: int) -> "ArrangedBatch":
@@ -56,7 +58,7 @@ class ArrangedBatch:
         Advancing times leaves the (key, value) order intact, so two batches
         merge linearly.
         """
-        keyhash = np.concatenate([b.keyhash for b in batches])
+        lead = np.concatenate([b.lead for b in batches])
         key = np.concatenate([b.key for b in batches], axis=1)
         val = np.concatenate([b.val for b in batches], axis=1)
         time = np.concatenate([b.time for b in batches], axis=1)
@@ -65,17 +67,17 @@ class ArrangedBatch:
             time = advance(time)
         cols = np.concatenate([key, val], axis=0)
         if len(batches) == 2:
-            pos, summed = merge_order(keyhash, cols, time, diff, len(batches[0]))
+            pos, summed = merge_order(lead, cols, time, diff, len(batches[0]))
         else:
-            pos, summed = arrange_order(keyhash, cols, time, diff)
-        return ArrangedBatch(keyhash[pos], key[:, pos], val[:, pos], time[:, pos], summed)
+            pos, summed = arrange_order(lead, cols, time, diff)
+        return ArrangedBatch(lead[pos], key[:, pos], val[:, pos], time[:, pos], summed)
 
     def take(self, index) -> "ArrangedBatch":
-        return ArrangedBatch(self.keyhash[index], self.key[:, index], self.val[:, index], self.time[:, index], self.diff[index])
+        return ArrangedBatch(self.lead[index], self.key[:, index], self.val[:, index], self.time[:, index], self.diff[index])
 
     def to_batch(self) -> Batch:
         return Batch(np.concatenate([self.key, self.val], axis=0), self.time, self.diff)
 
-    def lookup(self, probe_hash: np.ndarray, probe_key: np.ndarray):
+    def lookup(self, probe_lead: np.ndarray, probe_key: np.ndarray):
         """Pairs (probe index, position here) of updates whose key equals the probe's."""
-        return lookup_positions(self.keyhash, self.key, probe_hash, probe_key)
+        return lookup_positions(self.lead, self.key, probe_lead, probe_key)

@@ -95,7 +95,7 @@ class Trace:
         if len(batches) == 2 and self.lattice.is_product:
             a, b = batches
             bound = np.array(since.elements, dtype=np.int64).reshape(len(since.elements), self.lattice.depth).T
-            return ArrangedBatch(*merge_arranged(a.keyhash, a.key, a.val, a.time, a.diff, b.keyhash, b.key, b.val, b.time, b.diff, bound))
+            return ArrangedBatch(*merge_arranged(a.lead, a.key, a.val, a.time, a.diff, b.lead, b.key, b.val, b.time, b.diff, bound))
         return ArrangedBatch.merge(batches, advance=lambda t: self.lattice.advance_by(t, since))
 
     def compact(self) -> None:
@@ -104,18 +104,18 @@ class Trace:
             merged = self._merge(self.batches)
             self.batches = [merged] if len(merged) else []
 
-    def lookup(self, probe_hash: np.ndarray, probe_key: np.ndarray) -> "Matches":
+    def lookup(self, probe_lead: np.ndarray, probe_key: np.ndarray) -> "Matches":
         """All updates whose key equals a probe key, as `Matches`."""
-        probes = len(probe_hash)
+        probes = len(probe_lead)
         size = 16 + int(self._fanout * 1.25 * probes) if probes and self.batches else 0
         out = self._matches(size)
         end = 0
         for b in self.batches:
-            found = lookup_into(b.keyhash, b.key, b.val, b.time, b.diff, probe_hash, probe_key, *out, end)
+            found = lookup_into(b.lead, b.key, b.val, b.time, b.diff, probe_lead, probe_key, *out, end)
             if found < 0:  # more matches than room: grow and look again
                 out = self._matches(max(2 * size, -2 * found), out, end)
                 size = len(out.diff)
-                found = lookup_into(b.keyhash, b.key, b.val, b.time, b.diff, probe_hash, probe_key, *out, end)
+                found = lookup_into(b.lead, b.key, b.val, b.time, b.diff, probe_lead, probe_key, *out, end)
             end = found
         if probes:
             self._fanout = 0.5 * self._fanout + 0.5 * end / probes if end <= self._fanout * probes else end / probes

@@ -1,4 +1,4 @@
-"""Batches consolidate exactly, even when row hashes collide."""
+"""Batches consolidate exactly, even when rows share their leading column."""
 
 from collections import Counter
 
@@ -33,13 +33,13 @@ def test_consolidate_sums_identical_updates(rs):
 
 
 @given(rows)
-def test_consolidate_is_exact_under_hash_collisions(rs):
-    original = batch_module.key_hash
-    batch_module.key_hash = lambda block: np.zeros(block.shape[1], dtype=np.int64)
+def test_consolidate_is_exact_when_every_row_shares_the_lead(rs):
+    original = batch_module.lead_column
+    batch_module.lead_column = lambda block: np.zeros(block.shape[1], dtype=np.int64)
     try:
         b = to_batch(rs).consolidate()
     finally:
-        batch_module.key_hash = original
+        batch_module.lead_column = original
     assert as_counter(b) == as_counter(to_batch(rs))
     assert len(b) == len(as_counter(b))
 

@@ -11,10 +11,23 @@ int64s = st.integers(-(2**63), 2**63 - 1)
 small = st.integers(-3, 3)
 
 
-@settings(max_examples=100, deadline=None)
-@given(arrays(np.int64, st.integers(0, 60), elements=st.one_of(int64s, small)))
-def test_radix_argsort_is_a_stable_sort(a):
-    assert kernels.radix_argsort(a).tolist() == np.argsort(a, kind="stable").tolist()
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_lex_order_is_a_stable_lexicographic_sort(data):
+    """Sizes on both sides of the insertion/radix switch; extreme, small and wide-ranged
+    values (one, several or no radix passes); `first` equal to rows[0] or not."""
+    n = data.draw(st.integers(0, 80))
+    values = st.one_of(int64s, small, st.integers(0, 70_000))
+    first = data.draw(arrays(np.int64, n, elements=values))
+    rows = data.draw(arrays(np.int64, (data.draw(st.integers(0, 2)), n), elements=values))
+    time = data.draw(arrays(np.int64, (data.draw(st.integers(0, 2)), n), elements=small))
+    if rows.shape[0] and data.draw(st.booleans()):
+        first = rows[0].copy()
+    use_first = data.draw(st.booleans())
+    keys = tuple(time[::-1]) + tuple(rows[::-1]) + ((first,) if use_first else ())
+    expected = np.lexsort(keys) if keys else np.arange(n)
+    got = kernels.lex_order(first if use_first else first[:0], rows, time)
+    assert got.tolist() == expected.tolist()
 
 
 @settings(max_examples=200, deadline=None)
@@ -117,9 +130,30 @@ def test_merge_arranged_equals_arranging_the_advanced_concatenation(data):
     a = _arranged(data, data.draw(st.integers(0, 25)), *shape)
     b = _arranged(data, data.draw(st.integers(0, 25)), *shape)
     since = data.draw(arrays(np.int64, (shape[2], data.draw(st.integers(0, 2))), elements=st.integers(0, 3)))
-    got = kernels.merge_arranged(a.keyhash, a.key, a.val, a.time, a.diff, b.keyhash, b.key, b.val, b.time, b.diff, since)
+    got = kernels.merge_arranged(a.lead, a.key, a.val, a.time, a.diff, b.lead, b.key, b.val, b.time, b.diff, since)
     time = kernels.advance_product(np.concatenate([a.time, b.time], axis=1), since)
     want = ArrangedBatch.build(np.concatenate([a.key, b.key], axis=1), np.concatenate([a.val, b.val], axis=1), time,
                                np.concatenate([a.diff, b.diff]))
-    for g, w in zip(got, (want.keyhash, want.key, want.val, want.time, want.diff)):
+    for g, w in zip(got, (want.lead, want.key, want.val, want.time, want.diff)):
         assert g.tolist() == w.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_arrange_sorts_and_consolidates_like_a_counter(data):
+    """Packed keys (narrow ranges) and column-by-column passes (ranges wider than
+    64 bits together); a lead equal to the first key column or not."""
+    n = data.draw(st.integers(0, 80))
+    values = data.draw(st.sampled_from([small, st.integers(0, 3_000), int64s]))
+    cols = data.draw(arrays(np.int64, (data.draw(st.integers(1, 3)), n), elements=values))
+    time = data.draw(arrays(np.int64, (data.draw(st.integers(1, 2)), n), elements=small))
+    diff = data.draw(arrays(np.int64, n, elements=st.integers(-2, 2)))
+    lead = cols[0].copy() if data.draw(st.booleans()) else data.draw(arrays(np.int64, n, elements=small))
+    lead_out, cols_out, time_out, diff_out = kernels.arrange(lead, cols, time, diff)
+    rows = [(int(lead[i]), *cols[:, i].tolist(), *time[:, i].tolist()) for i in range(n)]
+    expected = {}
+    for row, d in zip(rows, diff.tolist()):
+        expected[row] = expected.get(row, 0) + d
+    expected = sorted((row, d) for row, d in expected.items() if d)
+    got = [((int(lead_out[i]), *cols_out[:, i].tolist(), *time_out[:, i].tolist()), int(diff_out[i])) for i in range(len(diff_out))]
+    assert got == expected

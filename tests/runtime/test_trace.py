@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from runtime import Dataflow
-from runtime.batch import key_hash
+from runtime.batch import lead_column
 from runtime.operators.capture import CaptureOp
 from runtime.times import Antichain, Lattice
 from runtime.trace import ArrangedBatch, Trace
@@ -32,7 +32,7 @@ def test_lookup_finds_exactly_the_matching_keys(batches, probes):
         for r, t, d in rows:
             everything[(r, t)] += d
     probe_key = np.array(probes, dtype=np.int64).T.reshape(2, -1)
-    found = trace.lookup(key_hash(probe_key), probe_key)
+    found = trace.lookup(lead_column(probe_key), probe_key)
     got = Counter()
     for i, v, t, d in zip(found.owner, *found.val, found.time[0], found.diff):
         k0, k1 = probe_key[:, i]
@@ -51,20 +51,20 @@ def test_lookup_of_a_key_with_more_updates_than_room_finds_them_all():
         trace.insert(batch([((7, v), b, 1) for v in range(size)] + [((8, v), b, 1) for v in range(3)], 1))
     assert len(trace.batches) == 4
     missing = np.array([[1, 2, 3, 4, 5, 6]], dtype=np.int64)
-    assert len(trace.lookup(key_hash(missing), missing).diff) == 0  # teaches the trace a fan-out of 0
+    assert len(trace.lookup(lead_column(missing), missing).diff) == 0  # teaches the trace a fan-out of 0
     probe_key = np.array([[8, 7, 9]], dtype=np.int64)
     want = sorted([(1, v, b, 1) for b, size in enumerate(sizes) for v in range(size)] + [(0, v, b, 1) for b in range(4) for v in range(3)])
     for _ in range(2):  # the second lookup starts with the room the first needed
-        found = trace.lookup(key_hash(probe_key), probe_key)
+        found = trace.lookup(lead_column(probe_key), probe_key)
         got = sorted(zip(found.owner.tolist(), found.val[0].tolist(), found.time[0].tolist(), found.diff.tolist()))
         assert got == want
 
 
-def test_multi_column_keys_never_join_on_a_hash_collision():
-    # Force a collision: same keyhash for two different keys.
+def test_multi_column_keys_sharing_a_lead_never_join():
+    # The same leading column for two different keys: the other key columns decide.
     key = np.array([[1, 2], [5, 6]], dtype=np.int64)
     b = ArrangedBatch.build(key, np.zeros((0, 2), np.int64), np.zeros((1, 2), np.int64), np.ones(2, np.int64),
-                            keyhash=np.array([7, 7], dtype=np.int64))
+                            lead=np.array([7, 7], dtype=np.int64))
     owner, pos = b.lookup(np.array([7], dtype=np.int64), np.array([[2], [6]], dtype=np.int64))
     assert pos.tolist() == [int(np.flatnonzero(b.key[0] == 2)[0])]
 
