@@ -19,10 +19,10 @@ from runtime.delta_query import delta_query
 from runtime.operators.arrange import Arranged
 from runtime.operators.capture import Capture
 from runtime.operators.input import InputHandle
-from runtime.times import ALTNEU, EPOCH, ITERATION, Antichain, Lattice, MutableAntichain
+from runtime.times import ALTNEU, EPOCH, ITERATION, Antichain, Lattice
 from runtime.worker import Dataflow, DataflowError
 
 __all__ = [
     "ALTNEU", "EPOCH", "ITERATION", "Antichain", "Arranged", "Capture", "Collection", "Dataflow",
-    "DataflowError", "InputHandle", "delta_query", "Lattice", "MutableAntichain", "Scope", "Variable", "iterate",
+    "DataflowError", "InputHandle", "delta_query", "Lattice", "Scope", "Variable", "iterate",
 ]

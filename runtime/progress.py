@@ -5,6 +5,12 @@ at a location. Locations are operator output ports (where operators hold
 *capabilities* to send at a time) and operator input ports (where sent batches
 wait). A batch in flight is stamped with one lower bound of its times.
 
+One worker runs a static graph, so nothing needs counting: the pointstamps are
+read off the operators themselves when a frontier is asked for (their queued
+batches' stamps and their capabilities). The tracker keeps only the set of
+*live* locations, those holding any work, which sending, receiving and
+changing capabilities maintain at the cost of a dict insert or delete.
+
 The graph is static, so for every pair of locations we know the *path
 summaries*: how a time changes along a path. Edges and most operators leave it
 unchanged; `enter` appends an iteration coordinate 0, `leave` drops the last
@@ -23,7 +29,7 @@ from __future__ import annotations
 from collections import deque
 from typing import NamedTuple
 
-from runtime.times import Antichain, Lattice, MutableAntichain
+from runtime.times import Antichain, Lattice
 
 
 class Summary(NamedTuple):
@@ -70,16 +76,17 @@ def _add_summary(antichain: list[Summary], s: Summary) -> bool:
 
 
 class ProgressTracker:
-    """Pointstamp counts and the summaries from every location to chosen inputs.
+    """Live locations and the summaries from every location to chosen inputs.
 
-    Locations are `("in", op, port)` and `("out", op, port)` tuples. `graph`
-    supplies `successors(location) -> [(location, Summary)]` and the depth of each
-    location; `targets` are the input ports whose frontiers will be asked for.
+    Locations are `("in", op, port)` and `("out", op, port)` tuples.
+    `successors(location) -> [(location, Summary)]` and `depth_of` describe the
+    graph; `targets` are the input ports whose frontiers will be asked for;
+    `stamps_at(location)` lists the pointstamps a live location holds now.
     """
 
-    def __init__(self, successors, depth_of, targets, lattice_of):
-        self.lattice_of = lattice_of
-        self.stamps: dict[tuple, MutableAntichain] = {}
+    def __init__(self, successors, depth_of, targets, stamps_at):
+        self.stamps_at = stamps_at
+        self.live: dict[tuple, None] = {}
         # sources[target] = {location: [summaries from location to target]}
         self.sources: dict[tuple, dict[tuple, list[Summary]]] = {}
         predecessors: dict[tuple, list[tuple[tuple, Summary]]] = {}
@@ -88,7 +95,7 @@ class ProgressTracker:
                 predecessors.setdefault(nxt, []).append((loc, s))
         for target in targets:
             self.sources[target] = self._reverse_reach(target, predecessors, depth_of)
-        self.changes = 0  # bumped whenever a count decreases (a frontier may advance)
+        self.changes = 0  # bumped whenever work is taken or a capability changes (a frontier may advance)
 
     @staticmethod
     def _reverse_reach(target, predecessors, depth_of):
@@ -106,23 +113,17 @@ class ProgressTracker:
                     queue.append((prev, candidate))
         return best
 
-    def update(self, location: tuple, time: tuple, diff: int) -> None:
-        stamps = self.stamps.get(location)
-        if stamps is None:
-            stamps = self.stamps[location] = MutableAntichain(self.lattice_of(location))
-        stamps.update(time, diff)
-        if diff < 0:
-            self.changes += 1
-            if stamps.is_empty():
-                del self.stamps[location]
+    def pointstamps(self) -> dict[tuple, list[tuple]]:
+        """Every live location's pointstamps (for tests and debugging)."""
+        return {loc: self.stamps_at(loc) for loc in self.live}
 
     def frontier(self, target: tuple, lattice: Lattice) -> Antichain:
         sources = self.sources[target]
         times = []
-        for loc, stamps in self.stamps.items():
+        for loc in self.live:
             summaries = sources.get(loc)
             if summaries is None:
                 continue
-            for t in stamps.frontier():
+            for t in self.stamps_at(loc):
                 times.extend(s.apply(t) for s in summaries)
         return Antichain(lattice, times)

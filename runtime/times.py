@@ -12,9 +12,7 @@ over `f` in frontier `F` of `join(t, f)`: the compaction rule, which leaves ever
 comparison with times in advance of `F` unchanged.
 
 An `Antichain` is a set of mutually incomparable times (a frontier): the times
-that may still appear are exactly those in advance of some element. A
-`MutableAntichain` counts occurrences of times and reports the minimal elements
-of those with a positive count.
+that may still appear are exactly those in advance of some element.
 """
 
 from __future__ import annotations
@@ -226,32 +224,3 @@ class Antichain:
     def meet(self, other: "Antichain") -> "Antichain":
         """The lower envelope: times in advance of either antichain."""
         return Antichain(self.lattice, self.elements + other.elements)
-
-
-class MutableAntichain:
-    """Counts of times; the frontier is the antichain of positively counted times."""
-
-    __slots__ = ("lattice", "counts", "_frontier")
-
-    def __init__(self, lattice: Lattice):
-        self.lattice = lattice
-        self.counts: dict[tuple, int] = {}
-        self._frontier: Antichain | None = None
-
-    def update(self, time: tuple, diff: int) -> None:
-        n = self.counts.get(time, 0) + diff
-        if n < 0:
-            raise AssertionError(f"pointstamp count for {time} went negative")
-        if n:
-            self.counts[time] = n
-        else:
-            del self.counts[time]
-        self._frontier = None
-
-    def frontier(self) -> Antichain:
-        if self._frontier is None:
-            self._frontier = Antichain(self.lattice, self.counts)
-        return self._frontier
-
-    def is_empty(self) -> bool:
-        return not self.counts

@@ -66,10 +66,9 @@ class Operator:
             return []
         self.queues[port] = []
         self.queued -= len(queue)
-        update = self.dataflow.tracker.update
-        loc = ("in", self.id, port)
-        for _, stamp in queue:
-            update(loc, stamp, -1)
+        tracker = self.dataflow.tracker
+        del tracker.live[("in", self.id, port)]
+        tracker.changes += 1
         return [b for b, _ in queue]
 
     def send(self, batch, port: int = 0) -> None:
@@ -82,16 +81,16 @@ class Operator:
     def set_capabilities(self, times, port: int = 0) -> None:
         """Hold exactly the antichain `times` at an output port."""
         new = list(Antichain(self.out_lattices[port], times).elements)
-        old = self.capabilities[port]
-        if new == old:
+        if new == self.capabilities[port]:
             return
-        update = self.dataflow.tracker.update
-        loc = ("out", self.id, port)
-        for t in new:
-            update(loc, t, +1)
-        for t in old:
-            update(loc, t, -1)
         self.capabilities[port] = new
+        tracker = self.dataflow.tracker
+        loc = ("out", self.id, port)
+        if new:
+            tracker.live[loc] = None
+        else:
+            tracker.live.pop(loc, None)
+        tracker.changes += 1
 
     # -- scheduling -------------------------------------------------------------
 
@@ -115,11 +114,11 @@ class Dataflow:
     def __init__(self):
         self.ops: list[Operator] = []
         self.subscribers: dict[tuple[int, int], list[tuple[Operator, int]]] = {}
-        self.routes: dict[tuple[int, int], list[tuple[Operator, int]]] | None = None  # None: stale
+        self.routes: dict[tuple[int, int], list[tuple[Operator, int, tuple]]] | None = None  # None: stale
         self.symbols = SymbolTable()
         self.codec = Codec(self.symbols)
         self.root = Lattice()
-        self.tracker = ProgressTracker({}, None, [], self._lattice_of)
+        self.tracker = ProgressTracker({}, None, [], self._stamps_at)
         self._graph_changed = True
         self._running = False
         self.inputs = []
@@ -170,8 +169,8 @@ class Dataflow:
                 ]
         targets = [("in", op.id, i) for op in self.ops if op.needs_frontier for i in range(len(op.in_lattices))]
         old = self.tracker
-        self.tracker = ProgressTracker(successors, depth.__getitem__, targets, self._lattice_of)
-        self.tracker.stamps = old.stamps
+        self.tracker = ProgressTracker(successors, depth.__getitem__, targets, self._stamps_at)
+        self.tracker.live = old.live
         self.tracker.changes = old.changes + 1
         self._graph_changed = False
 
@@ -185,12 +184,15 @@ class Dataflow:
             if dst.passthrough and dst.id not in passed:
                 route.extend(self._route(self.subscribers.get((dst.id, 0), ()), passed | {dst.id}))
             else:
-                route.append((dst, port))
+                route.append((dst, port, ("in", dst.id, port)))
         return route
 
-    def _lattice_of(self, loc: tuple) -> Lattice:
-        op = self.ops[loc[1]]
-        return (op.in_lattices if loc[0] == "in" else op.out_lattices)[loc[2]]
+    def _stamps_at(self, loc: tuple) -> list[tuple]:
+        """The pointstamps at a location: its queued batches' stamps, or its capabilities."""
+        kind, op, port = loc
+        if kind == "in":
+            return [stamp for _, stamp in self.ops[op].queues[port]]
+        return self.ops[op].capabilities[port]
 
     # -- messages ---------------------------------------------------------------
 
@@ -201,11 +203,11 @@ class Dataflow:
         if not subs:
             return
         stamp = op.out_lattices[port].lower_bound(batch.time)
-        update = self.tracker.update
-        for dst, p in subs:
+        live = self.tracker.live
+        for dst, p, loc in subs:
             dst.queues[p].append((batch, stamp))
             dst.queued += 1
-            update(("in", dst.id, p), stamp, +1)
+            live[loc] = None
 
     # -- running ----------------------------------------------------------------
 

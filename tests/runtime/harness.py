@@ -51,8 +51,8 @@ def check(program, arities, steps, outputs=1):
 
 def assert_frontiers_past(df, epoch):
     """No pointstamp anywhere (capabilities or messages) is before `epoch`."""
-    for loc, stamps in df.tracker.stamps.items():
-        for t in stamps.frontier():
+    for loc, stamps in df.tracker.pointstamps().items():
+        for t in stamps:
             assert t[0] >= epoch, f"pointstamp {t} at {loc} is before the input frontier {epoch}"
 
 

@@ -59,7 +59,7 @@ def test_closing_every_input_empties_all_frontiers():
     ein.insert([(1, 2), (2, 3)])
     ein.close()
     df.step()
-    assert not df.tracker.stamps
+    assert not df.tracker.pointstamps()
     assert cap.frontier().is_empty()
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from runtime.times import ALTNEU, EPOCH, ITERATION, Antichain, Lattice, MutableAntichain
+from runtime.times import ALTNEU, EPOCH, ITERATION, Antichain, Lattice
 
 LATTICES = [Lattice((EPOCH,)), Lattice((EPOCH, ITERATION)), Lattice((EPOCH, ITERATION, ITERATION)),
             Lattice((EPOCH, ALTNEU)), Lattice((EPOCH, ITERATION, ALTNEU))]
@@ -88,14 +88,3 @@ def test_antichain_is_the_set_of_minimal_times(case):
     minimal = {t for t in times if not any(u != t and brute_le(lattice, u, t) for u in times)}
     assert set(Antichain(lattice, times).elements) == minimal
     assert len(Antichain(lattice, times).elements) == len(minimal)
-
-
-def test_mutable_antichain_counts():
-    m = MutableAntichain(Lattice())
-    m.update((3,), 2)
-    m.update((1,), 1)
-    assert m.frontier().elements == ((1,),)
-    m.update((1,), -1)
-    assert m.frontier().elements == ((3,),)
-    m.update((3,), -2)
-    assert m.is_empty() and m.frontier().is_empty()
