@@ -3,7 +3,7 @@
     deltalog run PROGRAM.dl|.sql --input rel=PATH ... [--changes rel=PATH ...] [--output-dir DIR] [--format F]
     deltalog run PROGRAM --engine spark [--master URL] --input rel=PATH ... [--output-dir DIR]
     deltalog watch PROGRAM --input ... --changes-dir DIR --output-dir DIR --checkpoint DIR
-    deltalog repl PROGRAM [--input ...]
+    deltalog repl PROGRAM [--input ...] [--stop-on-error]
     deltalog explain PROGRAM [--dot FILE]
     deltalog check PROGRAM
 
@@ -109,6 +109,9 @@ def parser() -> argparse.ArgumentParser:
     repl.add_argument("program", help="a .dl or .sql file")
     _join_plan_option(repl)
     add_input_options(repl)
+    repl.add_argument("--stop-on-error", action="store_true",
+                      help="reading a script (not a terminal), stop at the first statement that fails, with exit code 1"
+                           " (without it, errors are reported and the script goes on; exit code 0)")
     repl.set_defaults(handler=_repl)
 
     explain = commands.add_parser("explain", help="print the logical plan and the dataflow graph")
