@@ -382,6 +382,7 @@ def test_explain_prints_plan_and_graph_and_writes_dot(tmp_path):
     assert compiler.compile_file(program).explain().splitlines()[0] in done.stdout
     assert f"dataflow: {len(ops)} operators" in done.stdout
     assert "iterate scope 1:" in done.stdout and "shared by" in done.stdout
+    assert done.stdout.splitlines()[-1] == f"wrote the dataflow graph to {dot} (Graphviz DOT)"
     text = dot.read_text()
     assert text.startswith('digraph "andersen.dl" {') and text.rstrip().endswith("}")
     assert sum(1 for l in text.splitlines() if l.strip().startswith("n") and "[label=" in l) == len(ops)
