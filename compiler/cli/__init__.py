@@ -123,6 +123,23 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _spark_unavailable(err: Exception) -> bool:
+    """Whether Spark could not start for want of Java (runtime.spark.session.SparkUnavailable).
+    Looked up, not imported: importing Spark I/O costs every command a fifth of a second, and
+    a command that never imported it never started Spark."""
+    session = sys.modules.get("runtime.spark.session")
+    return session is not None and isinstance(err, session.SparkUnavailable)
+
+
+def _without_java(args) -> str:
+    """What the command could do without Java: run and repl read local Parquet with Arrow.
+    Nothing to offer when the reader is Arrow already (Spark was needed for another format
+    or to write), to the Spark engine, or to watch (Spark follows the change files)."""
+    if args.command not in ("run", "repl") or args.reader == "arrow" or getattr(args, "engine", None) == "spark":
+        return ""
+    return "; for local Parquet inputs, --reader arrow needs no Java"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)  # exits 2 on a bad command line
     try:
@@ -143,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
         print("deltalog: interrupted", file=sys.stderr)
         return 130
     except Exception as err:  # a bug or an environment problem: one line unless --debug
+        if _spark_unavailable(err):
+            print(f"deltalog: error: {err}{_without_java(args)}", file=sys.stderr)
+            return 1
         if args.debug:
             raise
         message = str(err).strip().splitlines()[0] if str(err).strip() else ""

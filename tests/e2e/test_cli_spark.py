@@ -38,8 +38,8 @@ def command(args):
     return [sys.executable, "-m", "compiler.cli", *args, *(QUICK_JVM if spark else [])]
 
 
-def cli(*args, stdin=None, timeout=600):
-    return subprocess.run(command(args), capture_output=True, text=True, input=stdin, timeout=timeout, cwd=ROOT)
+def cli(*args, stdin=None, timeout=600, env=None):
+    return subprocess.run(command(args), capture_output=True, text=True, input=stdin, timeout=timeout, cwd=ROOT, env=env)
 
 
 def start(*args, **options) -> subprocess.Popen:
@@ -462,3 +462,34 @@ def test_a_change_table_removing_an_edge_that_is_not_there_is_refused(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip() == (
         f"deltalog: error: 'edge': {tmp_path / 'gone.parquet'}: cannot remove (7, 8) at time 1: it is not there (its count would be -1)")
+
+
+def test_without_java_a_spark_command_says_how_to_get_java(tmp_path):
+    """Three ways to lack Java: JAVA_HOME naming a missing directory (and no java on PATH),
+    neither JAVA_HOME nor java on PATH, and a java that cannot run Spark (a stand-in that
+    exits at once, as Java 8 does on Spark 4's classes). One line each, never PySpark's
+    [JAVA_GATEWAY_EXITED]; and --reader arrow, which the line suggests, runs without Java."""
+    path_without_java = os.pathsep.join(
+        d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not os.access(os.path.join(d, "java"), os.X_OK))
+    old_java = tmp_path / "jdk8" / "bin" / "java"
+    old_java.parent.mkdir(parents=True)
+    old_java.write_text('#!/bin/sh\necho \'openjdk version "1.8.0_392"\' >&2\nexit 1\n')
+    old_java.chmod(0o755)
+    no_java_home = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    missing = tmp_path / "no-such-jdk"
+    cases = [
+        (dict(no_java_home, JAVA_HOME=str(missing), PATH=path_without_java), f"JAVA_HOME is {missing}, which has no bin/java: "),
+        (dict(no_java_home, PATH=path_without_java), "JAVA_HOME is not set and there is no java on PATH: "),
+        (dict(no_java_home, JAVA_HOME=str(old_java.parents[1])), f'its JVM exited at startup ({old_java}: openjdk version "1.8.0_392"): '),
+    ]
+    for env, why in cases:
+        done = cli("run", REACH, "--input-dir", DATA, env=env)
+        assert (done.returncode, done.stdout) == (1, ""), done.stderr
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1, done.stderr
+        assert lines[0].startswith(f"deltalog: error: Spark needs Java 17 (or 21), but {why}"), lines[0]
+        assert "point JAVA_HOME at" in lines[0] and "export JAVA_HOME=" in lines[0]
+        assert lines[0].endswith("; for local Parquet inputs, --reader arrow needs no Java"), lines[0]
+    arrow = cli("run", REACH, "--input-dir", DATA, "--reader", "arrow", env=cases[0][0])
+    assert (arrow.returncode, arrow.stderr) == (0, "")
+    assert parse_table(arrow.stdout, "reach")
