@@ -7,6 +7,8 @@ never pays for a JVM. Startup is quiet: Spark's log4j output goes to a log file
 (`log_path`, in the temp directory by default) rather than the terminal, the
 console progress bar and the web UI are off, and the driver binds to loopback
 when no address is configured. Errors still reach Python as exceptions.
+PySpark installs a SIGINT handler of its own; a caller that installed one
+keeps it.
 
 Spark's driver runs in a JVM, and Spark 4 needs Java 17 or 21. Its launcher
 (bin/spark-class) takes `$JAVA_HOME/bin/java`, else `java` on PATH; when
@@ -21,9 +23,11 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -141,6 +145,7 @@ class SparkProvider:
         builder = SparkSession.builder.master(self.master).appName("deltalog")
         for key, value in conf.items():
             builder = builder.config(key, value)
+        sigint = signal.getsignal(signal.SIGINT)
         # The JVM inherits our stderr and prints a few lines before log4j is set up
         # (and warnings after): give it the log file instead of the terminal.
         with _stderr_to(self.log_path):
@@ -153,6 +158,10 @@ class SparkProvider:
                     f"Spark needs Java 17 (or 21), but its JVM exited at startup ({_java_version()}): {java_advice()}"
                     f" (Spark's log: {self.log_path})"
                 ) from None
+        if sigint not in (signal.default_int_handler, None) and threading.current_thread() is threading.main_thread():
+            # PySpark replaced the caller's own SIGINT handler with one raising KeyboardInterrupt
+            # (inside whatever py4j call is under way): the caller's choice stands
+            signal.signal(signal.SIGINT, sigint)
         spark.sparkContext.setLogLevel("ERROR")
         self.startup_seconds = time.perf_counter() - began
         return spark

@@ -134,20 +134,33 @@ def test_run_changes_writes_change_logs_and_final_contents(tmp_path):
 # ---- watch ----
 
 
-def _change_files(directory: Path) -> list[tuple[str, list, int]]:
-    """Five change files for `edge` and `root`, oldest first; [(relation, rows, diff)]."""
-    plan = [
-        ("edge", [(0, 40), (40, 41)], 1),
-        ("root", [(40,)], 1),
-        ("edge", [(0, 40)], -1),
-        ("edge", [(41, 42), (2, 40)], 1),
-        ("root", [(2,)], -1),
-    ]
+# (relation, rows, diff) of each change file, oldest first
+CHANGE_PLAN = [
+    ("edge", [(0, 40), (40, 41)], 1),
+    ("root", [(40,)], 1),
+    ("edge", [(0, 40)], -1),
+    ("edge", [(41, 42), (2, 40)], 1),
+    ("root", [(2,)], -1),
+]
+
+
+def _change_files(directory: Path, plan=CHANGE_PLAN) -> list[tuple[str, list, int]]:
+    """The change files of `plan` for `edge` and `root`, oldest first; the plan."""
     for i, (rel, rows, diff) in enumerate(plan):
         cols = {"src": [r[0] for r in rows], "dst": [r[1] for r in rows]} if rel == "edge" else {"r": [r[0] for r in rows]}
         cols["diff"] = [diff] * len(rows)
         write_parquet(directory / rel / f"{i:04d}.parquet", cols, mtime=1_000_000 + 10 * i)
     return plan
+
+
+def _oracle_changes(plan) -> Counter:
+    """reach's changes with one time per change file, after the initial load at time 0."""
+    oracle = base_session()
+    oracle.commit()
+    for rel, rows, diff in plan:
+        (oracle.insert if diff > 0 else oracle.remove)(rel, rows)
+        oracle.commit()
+    return Counter(row + (t, d) for row, t, d in oracle.change_log("reach"))
 
 
 def _accumulated(out: Path) -> list[tuple]:
@@ -188,13 +201,7 @@ def test_watch_killed_mid_stream_and_restarted_equals_an_uninterrupted_run(tmp_p
     assert again.returncode == 0, again.stderr
     assert f"recovered {finished_before_kill} batches" in again.stdout
 
-    # the oracle: one time per file, after the initial load at time 0
-    oracle = base_session()
-    oracle.commit()
-    for i, (rel, rows, diff) in enumerate(plan):
-        (oracle.insert if diff > 0 else oracle.remove)(rel, rows)
-        oracle.commit()
-    assert Counter(uninterrupted) == Counter(row + (t, d) for row, t, d in oracle.change_log("reach"))
+    assert Counter(uninterrupted) == _oracle_changes(plan)
 
     resumed = _accumulated(tmp_path / "out2")
     assert len(resumed) == len(set(resumed))  # nothing twice
@@ -206,17 +213,57 @@ def _kill_and_restart(changes, out, checkpoint, files: int) -> tuple[int, subpro
     (batches finished before the kill, the restarted run)."""
     proc = start(*_watch_args(changes, out, checkpoint, "--trigger", "1 second"), start_new_session=True)
     ledger = checkpoint / "deltalog" / "batches"
-    deadline = time.time() + 400
-    while time.time() < deadline and proc.poll() is None:
-        if ledger.is_dir() and len(list(ledger.glob("*.json"))) >= 2:
-            break
-        time.sleep(0.2)
-    assert proc.poll() is None, proc.communicate()[1]
+    _await_records(proc, ledger, 2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
     finished_before_kill = len(list(ledger.glob("*.json")))
     assert 2 <= finished_before_kill < files
     return finished_before_kill, cli(*_watch_args(changes, out, checkpoint, "--available-now"))
+
+
+def _await_records(proc: subprocess.Popen, ledger: Path, n: int) -> None:
+    """Wait until a running watch has recorded at least `n` batches in its ledger."""
+    deadline = time.time() + 400
+    while time.time() < deadline and proc.poll() is None:
+        if ledger.is_dir() and len(list(ledger.glob("*.json"))) >= n:
+            return
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()[1]
+    raise AssertionError(f"no {n} batches recorded in {ledger} in time")
+
+
+def test_watch_stops_between_batches_on_sigint_or_sigterm_and_a_restart_goes_on(tmp_path):
+    """SIGINT, then after a restart SIGTERM, each once the run has recorded a batch of its own;
+    a last run finishes the files. Each signal: exit code 130, one line, and every batch the run
+    started was finished and recorded. Together the runs wrote what the oracle says, once."""
+    changes, out, checkpoint = tmp_path / "changes", tmp_path / "out", tmp_path / "cp"
+    plan = _change_files(changes, CHANGE_PLAN + [("edge", [(42, 43)], 1), ("root", [(41,)], 1), ("edge", [(41, 42)], -1)])
+    ledger = checkpoint / "deltalog" / "batches"
+    recorded = 0
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        proc = start(*_watch_args(changes, out, checkpoint, "--trigger", "2 seconds"), start_new_session=True)
+        try:
+            _await_records(proc, ledger, recorded + 1)
+            proc.send_signal(sig)
+            done = finish(proc)
+        finally:
+            if proc.poll() is None:  # a failure above: do not leave its Spark behind
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+        assert done.returncode == 130, done.stderr
+        assert done.stderr.splitlines() == [
+            f"deltalog: stopped by {sig.name} between batches ({len(list(ledger.glob('*.json')))} batches done);"
+            " start again with the same --checkpoint to go on"], done.stderr
+        ran = sum(1 for line in done.stdout.splitlines() if line.startswith("batch "))
+        assert recorded + ran == len(list(ledger.glob("*.json"))) < len(plan)  # nothing begun and left undone
+        recorded += ran
+
+    last = cli(*_watch_args(changes, out, checkpoint, "--available-now"))
+    assert last.returncode == 0, last.stderr
+    assert f"recovered {recorded} batches" in last.stdout
+    resumed = _accumulated(out)
+    assert len(resumed) == len(set(resumed))  # nothing twice
+    assert Counter(resumed) == _oracle_changes(plan)  # nothing lost
 
 
 # ---- repl ----
