@@ -11,9 +11,11 @@ Each command lives in its own module here (run, watch, repl, explain). Exit
 codes: 0 success; 1 a user error -- a program that does not compile, a missing
 file, a table whose columns or values do not fit -- reported as one line
 (`file:line:column: ...` where it applies, then the source excerpt for
-compile errors); 2 a bad command line. No traceback for user errors; an
+compile errors); 2 a bad command line; 130 stopped by Ctrl-C (SIGINT; for
+watch, SIGTERM too: see compiler.cli.watch). No traceback for user errors; an
 unexpected failure prints one line too (`--debug` shows the traceback).
-Spark starts only when a command reads or writes a table.
+Spark starts only when a command reads or writes a table; without a usable
+Java it cannot, and the command says what Spark needs (runtime.spark.session).
 """
 
 from __future__ import annotations

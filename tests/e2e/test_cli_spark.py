@@ -1,13 +1,16 @@
 """The deltalog CLI as a subprocess on the bundled Parquet example: run, --changes, watch
-(killed and restarted), repl through stdin, explain --dot, and the error cases.
+(killed, or stopped by SIGINT and SIGTERM, and restarted), repl through stdin (Datalog
+and SQL, its help against what it accepts, --stop-on-error), explain --dot, the error
+cases, and Spark commands without Java.
 
 Every answer is compared with the session API's answer on the same data (the
 oracle), never with numbers written here. Each command that reads tables starts
 its own Spark (tens of seconds on a busy 2-core machine), so the tests that need
-Spark are few: run, run --changes, three watch runs, and one repl session that
-loads tables; the SQL run reads its Parquet with Arrow (`--reader arrow`, no
-Spark: Spark's reads are the other tests'). The uninterrupted watch runs beside
-the one that gets killed.
+Spark are few: run, run --changes, six watch runs (three to kill, three to
+signal), and one repl session that loads tables; the SQL run reads its Parquet
+with Arrow (`--reader arrow`, no Spark: Spark's reads are the other tests'), as
+do the other repl tests. The uninterrupted watch runs beside the one that gets
+killed.
 """
 
 import os
