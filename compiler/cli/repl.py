@@ -32,9 +32,12 @@ import os
 import sys
 from typing import NamedTuple
 
+import numpy as np
+
 from compiler.cli.common import UserError, load_program, spark_provider
 from compiler.cli.inputs import Loader, input_relation, pushdown
 from compiler.cli.run import declared_tables, initial_inputs
+
 
 class Statement(NamedTuple):
     words: tuple[str, ...]  # the verbs that start it
@@ -88,8 +91,6 @@ class Repl:
             raise UserError(str(e)) from None
 
     def update(self, verb: str, rest: str) -> None:
-        import numpy as np
-
         updates = parse_updates(f"{verb} {rest}")
         by_relation: dict[str, tuple[list, list]] = {}
         for rel, diff, row in updates:
@@ -108,7 +109,7 @@ class Repl:
     def leave(self, verb: str, rest: str) -> bool:
         return False
 
-    def commit(self, verb: str = "commit", rest: str = "") -> None:
+    def commit(self, verb: str, rest: str) -> None:
         if rest:
             raise UserError("commit takes no arguments")
         time = self.session.time
