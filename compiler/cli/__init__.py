@@ -3,7 +3,7 @@
     deltalog run PROGRAM.dl|.sql --input rel=PATH ... [--changes rel=PATH ...] [--output-dir DIR] [--format F]
     deltalog run PROGRAM --engine spark [--master URL] --input rel=PATH ... [--output-dir DIR]
     deltalog watch PROGRAM --input ... --changes-dir DIR --output-dir DIR --checkpoint DIR
-    deltalog repl PROGRAM [--input ...]
+    deltalog repl PROGRAM [--input ...] [--stop-on-error]
     deltalog explain PROGRAM [--dot FILE]
     deltalog check PROGRAM
 
@@ -11,9 +11,11 @@ Each command lives in its own module here (run, watch, repl, explain). Exit
 codes: 0 success; 1 a user error -- a program that does not compile, a missing
 file, a table whose columns or values do not fit -- reported as one line
 (`file:line:column: ...` where it applies, then the source excerpt for
-compile errors); 2 a bad command line. No traceback for user errors; an
+compile errors); 2 a bad command line; 130 stopped by Ctrl-C (SIGINT; for
+watch, SIGTERM too: see compiler.cli.watch). No traceback for user errors; an
 unexpected failure prints one line too (`--debug` shows the traceback).
-Spark starts only when a command reads or writes a table.
+Spark starts only when a command reads or writes a table; without a usable
+Java it cannot, and the command says what Spark needs (runtime.spark.session).
 """
 
 from __future__ import annotations
@@ -109,6 +111,9 @@ def parser() -> argparse.ArgumentParser:
     repl.add_argument("program", help="a .dl or .sql file")
     _join_plan_option(repl)
     add_input_options(repl)
+    repl.add_argument("--stop-on-error", action="store_true",
+                      help="reading a script (not a terminal), stop at the first statement that fails, with exit code 1"
+                           " (without it, errors are reported and the script goes on; exit code 0)")
     repl.set_defaults(handler=_repl)
 
     explain = commands.add_parser("explain", help="print the logical plan and the dataflow graph")
@@ -118,6 +123,23 @@ def parser() -> argparse.ArgumentParser:
     explain.add_argument("--dot", metavar="FILE", help="also write the dataflow as Graphviz DOT (FILE.png/.svg renders it when Graphviz is installed)")
     explain.set_defaults(handler=_explain)
     return p
+
+
+def _spark_unavailable(err: Exception) -> bool:
+    """Whether Spark could not start for want of Java (runtime.spark.session.SparkUnavailable).
+    Looked up, not imported: importing Spark I/O costs every command a fifth of a second, and
+    a command that never imported it never started Spark."""
+    session = sys.modules.get("runtime.spark.session")
+    return session is not None and isinstance(err, session.SparkUnavailable)
+
+
+def _without_java(args) -> str:
+    """What the command could do without Java: run and repl read local Parquet with Arrow.
+    Nothing to offer when the reader is Arrow already (Spark was needed for another format
+    or to write), to the Spark engine, or to watch (Spark follows the change files)."""
+    if args.command not in ("run", "repl") or args.reader == "arrow" or getattr(args, "engine", None) == "spark":
+        return ""
+    return "; for local Parquet inputs, --reader arrow needs no Java"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
         print("deltalog: interrupted", file=sys.stderr)
         return 130
     except Exception as err:  # a bug or an environment problem: one line unless --debug
+        if _spark_unavailable(err):
+            print(f"deltalog: error: {err}{_without_java(args)}", file=sys.stderr)
+            return 1
         if args.debug:
             raise
         message = str(err).strip().splitlines()[0] if str(err).strip() else ""

@@ -9,7 +9,8 @@ it (an arrangement read by more than one is shared). `--dot FILE` writes the
 same graph as DOT, iterate scopes as clusters and arrangements as boxes; a
 FILE ending in .png or .svg gets the picture instead: the DOT text goes to
 Graphviz's `dot -Tpng|-Tsvg -o FILE` on its standard input. Without `dot` on
-PATH that is a one-line error (exit 1) saying so.
+PATH that is a one-line error (exit 1) saying so. The last line says where
+the graph went and in which form.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def explain_command(args) -> int:
     lines += graph.text()
     print("\n".join(lines))
     if args.dot:
-        write_dot(graph.dot(os.path.basename(args.program)), args.dot)
+        what = write_dot(graph.dot(os.path.basename(args.program)), args.dot)
+        print(f"wrote the dataflow graph to {args.dot} ({what})")
     return 0
 
 
@@ -136,8 +138,9 @@ def graphviz(path: str) -> tuple[str, str] | None:
     return dot, fmt
 
 
-def write_dot(text: str, path: str) -> None:
-    """Write the DOT text to `path`, or Graphviz's rendering of it for a .png or .svg `path`."""
+def write_dot(text: str, path: str) -> str:
+    """Write the DOT text to `path`, or Graphviz's rendering of it for a .png or .svg `path`;
+    what was written (`Graphviz DOT`, `PNG`, `SVG`)."""
     render = graphviz(path)
     if render is None:
         try:
@@ -145,7 +148,7 @@ def write_dot(text: str, path: str) -> None:
                 f.write(text)
         except OSError as e:
             raise UserError(f"cannot write {path}: {e.strerror}") from None
-        return
+        return "Graphviz DOT"
     dot, fmt = render
     try:
         done = subprocess.run([dot, f"-T{fmt}", "-o", path], input=text, capture_output=True, text=True)
@@ -154,6 +157,7 @@ def write_dot(text: str, path: str) -> None:
     if done.returncode:
         why = done.stderr.strip().splitlines()[0] if done.stderr.strip() else f"exit code {done.returncode}"
         raise UserError(f"Graphviz's dot could not write {path}: {why}")
+    return fmt.upper()
 
 
 def _quote(s: str) -> str:

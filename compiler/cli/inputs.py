@@ -157,10 +157,7 @@ class Loader:
                 raise UserError(str(e)) from None
             self.spark_seconds += clock.perf_counter() - began
             return table
-        try:
-            spark = self.spark.get()
-        except Exception as e:
-            raise UserError(f"cannot start Spark ({type(e).__name__}): {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from None
+        spark = self._spark()
         try:
             table = read_table(spark, source)
         except LoadError as e:
@@ -219,6 +216,18 @@ class Loader:
             return self.feed(source, self.read(source), time=time, diff=diff)
         return self._stream(source, time, diff)
 
+    def _spark(self):
+        """The Spark session, started on first use. Without a usable Java that is
+        SparkUnavailable (its message says how to get one); other failures are one line."""
+        from runtime.spark.session import SparkUnavailable
+
+        try:
+            return self.spark.get()
+        except SparkUnavailable:
+            raise
+        except Exception as e:
+            raise UserError(f"cannot start Spark ({type(e).__name__}): {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from None
+
     def _arrow_local(self, source) -> bool:
         from runtime.spark.read import detect_format, is_local
 
@@ -234,10 +243,7 @@ class Loader:
             check_source(source)  # a missing file or unmappable columns fail before Spark starts
         except LoadError as e:
             raise UserError(str(e)) from None
-        try:
-            spark = self.spark.get()
-        except Exception as e:
-            raise UserError(f"cannot start Spark ({type(e).__name__}): {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from None
+        spark = self._spark()
         bar = _LazyProgress(f"loading {source.relation}") if self.progress else None
         timings: dict[str, float] = {}
         try:

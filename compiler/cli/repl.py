@@ -1,7 +1,8 @@
 """`deltalog repl`: drive a session by hand, in the spirit of DDlog's command line.
 
-Statements end with `;` (several may share a line; a line without `;` is one
-statement):
+The same statements serve Datalog and SQL programs. Statements end with `;`
+(several may share a line; a line without `;` is one statement); a line
+starting with `#` is a comment:
 
     insert edge(1, 2), insert edge(2, 3);   rows at the open time
     remove edge(1, 2);
@@ -10,11 +11,17 @@ statement):
     load edge path/to/edge.parquet;          a table (Parquet, CSV, .facts) at the open time
     help;  exit;
 
-Changes print as `reach(1, 2) +1` (or `-1`), rows as `reach(1, 2)`, strings
-in double quotes. A mistake prints one `error:` line (with the input line
-number when reading a script) and changes nothing; reading from a pipe, the
-exit code is 1 if any statement failed. With a terminal, lines are edited
-and kept in a history (readline).
+`STATEMENTS` is the one list of statements: `help` prints it and `execute`
+dispatches by it, so the help and what is accepted cannot drift apart.
+Values are numbers, "strings" (or 'strings'), and for SQL tables NULL, true
+and false. Changes print as `reach(1, 2) +1` (or `-1`), rows as
+`reach(1, 2)`, strings in double quotes, NULL as NULL.
+
+A mistake prints one `error:` line (with the input line number when reading
+a script) and changes nothing. Reading a script, as psql does, the session
+goes on after an error and exits 0; `--stop-on-error` (sqlite3's `-bail`,
+psql's ON_ERROR_STOP) makes the first error end it with exit code 1. With a
+terminal, lines are edited and kept in a history (readline).
 """
 
 from __future__ import annotations
@@ -23,20 +30,38 @@ import ast
 import json
 import os
 import sys
+from typing import NamedTuple
+
+import numpy as np
 
 from compiler.cli.common import UserError, load_program, spark_provider
 from compiler.cli.inputs import Loader, input_relation, pushdown
 from compiler.cli.run import declared_tables, initial_inputs
 
-HELP = """\
-statements (end each with ;):
-  insert REL(v, ...)[, insert REL(...)...]   add rows at the open time
-  remove REL(v, ...)                         remove rows at the open time
-  commit                                     close the open time and print the outputs' changes
-  dump [REL]                                 print REL's rows (all outputs without REL)
-  load REL PATH                              load a table (Parquet, CSV with header, .facts, JSONL)
-  help                                       this text
-  exit | quit                                leave"""
+
+class Statement(NamedTuple):
+    words: tuple[str, ...]  # the verbs that start it
+    usage: str
+    summary: str
+    method: str  # the Repl method that runs it: method(verb, rest) -> False to end the session
+
+
+STATEMENTS = (
+    Statement(("insert",), "insert REL(v, ...)", "add a row at the open time", "update"),
+    Statement(("remove",), "remove REL(v, ...)", "remove a row at the open time", "update"),
+    Statement(("commit",), "commit", "close the open time and print the outputs' changes", "commit"),
+    Statement(("dump",), "dump [REL]", "print REL's rows (every output without REL)", "dump"),
+    Statement(("load",), "load REL PATH", "add a table's rows at the open time (Parquet, CSV with a header, .facts, JSON lines)", "load"),
+    Statement(("help",), "help", "this text", "help"),
+    Statement(("exit", "quit"), "exit | quit", "leave (so does the end of the input)", "leave"),
+)
+WORDS = {word: statement for statement in STATEMENTS for word in statement.words}
+HELP = "\n".join([
+    "statements (end each with ;):",
+    *(f"  {s.usage:<20} {s.summary}" for s in STATEMENTS),
+    "insert and remove chain with commas: insert edge(1, 2), remove edge(2, 3).",
+    "Values: numbers, \"strings\", and for SQL tables NULL, true, false. A line starting with # is a comment.",
+])
 
 
 class Repl:
@@ -50,51 +75,43 @@ class Repl:
     # ---- statements ----
 
     def execute(self, statement: str) -> bool:
-        """Run one statement; False to stop."""
+        """Run one statement; False to end the session. UserError for any mistake."""
+        from compiler.program import SessionError
+
         words = statement.split(None, 1)
         if not words:
             return True
         verb, rest = words[0].lower(), (words[1] if len(words) > 1 else "").strip()
-        if verb in ("exit", "quit"):
-            return False
-        if verb == "help":
-            self.print(HELP)
-        elif verb in ("insert", "remove"):
-            self.update(statement)
-        elif verb == "commit":
-            if rest:
-                raise UserError("commit takes no arguments")
-            self.commit()
-        elif verb == "dump":
-            self.dump(rest)
-        elif verb == "load":
-            self.load(rest)
-        else:
-            raise UserError(f"unknown statement {verb!r} (try: help)")
-        return True
-
-    def update(self, statement: str) -> None:
-        from compiler.program import SessionError
-
-        updates = parse_updates(statement)
-        for rel, _, _ in updates:
-            input_relation(self.program, rel)
-        # check every row before applying any: a bad statement changes nothing
-        grouped: dict[tuple[str, int], list] = {}
-        for rel, diff, row in updates:
-            grouped.setdefault((rel, diff), []).append(row)
+        known = WORDS.get(verb)
+        if known is None:
+            raise UserError(f"unknown statement {verb!r} (statements: {', '.join(WORDS)}; help explains them)")
         try:
-            for (rel, diff), rows in grouped.items():
-                from compiler.program import _check_row
-
-                for row in rows:
-                    _check_row(row, self.program.relations[rel])
-            for (rel, diff), rows in grouped.items():
-                (self.session.insert if diff > 0 else self.session.remove)(rel, rows)
-        except SessionError as e:
+            return getattr(self, known.method)(verb, rest) is not False
+        except SessionError as e:  # a bad row, a closed time, a removal of what is not there, a SQL runtime error
             raise UserError(str(e)) from None
 
-    def commit(self) -> None:
+    def update(self, verb: str, rest: str) -> None:
+        updates = parse_updates(f"{verb} {rest}")
+        by_relation: dict[str, tuple[list, list]] = {}
+        for rel, diff, row in updates:
+            rows, diffs = by_relation.setdefault(input_relation(self.program, rel), ([], []))
+            rows.append(row)
+            diffs.append(diff)
+        # encode (which checks) every row before applying any: a bad row changes nothing;
+        # each relation's rows then go in as one submission, refused whole if it removes what is not there
+        blocks = {rel: (self.session.encode_rows(rel, rows), diffs) for rel, (rows, diffs) in by_relation.items()}
+        for rel, (block, diffs) in blocks.items():
+            self.session.update_columns(rel, block, diff=np.array(diffs, dtype=np.int64))
+
+    def help(self, verb: str, rest: str) -> None:
+        self.print(HELP)
+
+    def leave(self, verb: str, rest: str) -> bool:
+        return False
+
+    def commit(self, verb: str, rest: str) -> None:
+        if rest:
+            raise UserError("commit takes no arguments")
         time = self.session.time
         changes = self.session.commit()
         count = sum(len(c) for c in changes.values())
@@ -103,19 +120,13 @@ class Repl:
             for row, diff in rows:
                 self.print(f"{show_row(rel, row)} {diff:+d}")
 
-    def dump(self, rest: str) -> None:
-        from compiler.program import SessionError
-
+    def dump(self, verb: str, rest: str) -> None:
         names = [rest] if rest else list(self.program.outputs)
         for rel in names:
-            try:
-                rows = self.session.read(rel)
-            except SessionError as e:
-                raise UserError(str(e)) from None
-            for row in rows:
+            for row in self.session.read(rel):
                 self.print(show_row(rel, row))
 
-    def load(self, rest: str) -> None:
+    def load(self, verb: str, rest: str) -> None:
         parts = rest.split(None, 1)
         if len(parts) != 2:
             raise UserError("load takes a relation and a path: load edge data/edge.parquet")
@@ -129,7 +140,39 @@ class Repl:
 
 
 def show_row(rel: str, row: tuple) -> str:
-    return f"{rel}({', '.join(json.dumps(v) if isinstance(v, str) else repr(v) for v in row)})"
+    return f"{rel}({', '.join(_show_value(v) for v in row)})"
+
+
+def _show_value(value) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+SQL_WORDS = {"null": None, "true": True, "false": False}  # SQL's literals, in any case
+
+
+def parse_values(text: str) -> tuple:
+    """`1, -2.5, "x", NULL` -> (1, -2.5, "x", None); ValueError for anything but literals."""
+    if not text.strip():
+        return ()
+    try:
+        tree = ast.parse(f"({text},)", mode="eval").body
+    except SyntaxError:
+        raise ValueError(text) from None
+    return tuple(_literal(node) for node in tree.elts)
+
+
+def _literal(node):
+    if isinstance(node, ast.Name) and node.id.lower() in SQL_WORDS:
+        return SQL_WORDS[node.id.lower()]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) and isinstance(node.operand, ast.Constant):
+        return ast.literal_eval(node)
+    if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (int, float, str))):
+        return node.value
+    raise ValueError(ast.unparse(node))
 
 
 def parse_updates(statement: str) -> list[tuple[str, int, tuple]]:
@@ -155,10 +198,10 @@ def parse_updates(statement: str) -> list[tuple[str, int, tuple]]:
             raise UserError(f"{verb}: {rel!r} is not a relation name")
         end = _closing(statement, k)
         try:
-            value = ast.literal_eval("(" + statement[k + 1 : end] + ",)") if statement[k + 1 : end].strip() else ()
-        except (ValueError, SyntaxError):
-            raise UserError(f"{verb} {rel}: cannot read the values ({statement[k + 1:end]}): use numbers and \"strings\"") from None
-        updates.append((rel, 1 if verb == "insert" else -1, tuple(value)))
+            values = parse_values(statement[k + 1 : end])
+        except ValueError:
+            raise UserError(f"{verb} {rel}: cannot read the values ({statement[k + 1:end]}): use numbers, \"strings\", NULL, true, false") from None
+        updates.append((rel, 1 if verb == "insert" else -1, values))
         i = end + 1
     return updates
 
@@ -210,7 +253,7 @@ def repl(args) -> int:
     program = load_program(args.program, declared_tables(args), args.join_plan)
     spark = spark_provider(args)
     interactive = sys.stdin.isatty()
-    failed = False
+    bail = args.stop_on_error and not interactive  # at a terminal, an error only returns to the prompt
     try:
         shell = Repl(program, spark, reader=getattr(args, "reader", "spark"))
         inputs = initial_inputs(args, program)
@@ -228,21 +271,20 @@ def repl(args) -> int:
             except EOFError:
                 break
             lineno += 1
-            stop = False
-            for statement in split_statements(line.split("#", 1)[0] if line.lstrip().startswith("#") else line):
+            if line.lstrip().startswith("#"):
+                continue
+            for statement in split_statements(line):
                 try:
                     if not shell.execute(statement):
-                        stop = True
-                        break
+                        return 0
                 except UserError as e:
-                    failed = True
                     where = "" if interactive else f"<stdin>:{lineno}: "
                     print(f"{where}error: {e}", file=sys.stderr, flush=True)
-            if stop:
-                break
+                    if bail:
+                        return 1
     finally:
         spark.stop()
-    return 1 if failed and not interactive else 0
+    return 0
 
 
 def _history() -> None:

@@ -24,6 +24,13 @@ with a record is skipped (its outputs are complete); one without is
 recomputed from the same state and its output directories overwritten
 (write_table replaces a directory by rename). So killed at any moment, the
 accumulated outputs equal an uninterrupted run's: nothing lost, nothing twice.
+
+Stopping. SIGINT (Ctrl-C) or SIGTERM stops the watch between batches: the
+batch under way finishes and is recorded, no new one starts (Spark delivers
+it again after a restart), and the watch prints one line and exits with code
+130. A signal during the start (initial load, replay) takes effect when it is
+done. A second signal ends the process at once, as a kill would: the
+checkpoint stays consistent, and the batch under way is redone on restart.
 """
 
 from __future__ import annotations
@@ -32,6 +39,9 @@ import hashlib
 import json
 import os
 import shutil
+import signal
+import sys
+import threading
 from pathlib import Path
 
 from compiler.cli.common import UserError, load_program, spark_provider
@@ -161,6 +171,35 @@ class Watcher:
             write_table(self.spark.get(), table, path, self.args.format)
 
 
+class StopSignals:
+    """While active, SIGINT and SIGTERM set `requested` (the watch stops between batches);
+    a second signal exits at once with code 130."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.requested = threading.Event()
+        self.name = ""
+
+    def __enter__(self) -> "StopSignals":
+        self.saved = {s: signal.signal(s, self._handle) for s in self.SIGNALS}
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        for s, handler in self.saved.items():
+            signal.signal(s, handler)
+        return False
+
+    def _handle(self, signum, frame) -> None:
+        name = signal.Signals(signum).name
+        if self.requested.is_set():
+            # os.write, not print: the handler may run while the main thread is inside a print
+            os.write(2, f"deltalog: stopped at once by a second {name}; the batch under way is redone on restart\n".encode())
+            os._exit(130)
+        self.name = name
+        self.requested.set()
+
+
 def watch(args) -> int:
     from runtime.spark.stream import follow_files
 
@@ -172,21 +211,28 @@ def watch(args) -> int:
     ledger = Ledger(args.checkpoint)
     ledger.check_meta(_meta(args, program))
     spark = spark_provider(args)
-    try:
-        session, loader = open_session(args, program, spark)
-        initial = {rel: [(row, 0, d) for row, d in rows] for rel, rows in session.commit().items()}
-        watcher = Watcher(args, program, spark, session, loader, ledger)
-        if not ledger.initial_done:
-            watcher.write("batch=initial", initial)
-            ledger.mark_initial()
-        watcher.replay()
-        print(f"watching {args.changes_dir} (outputs in {args.output_dir})", flush=True)
-        follow_files(
-            spark.get(), os.path.abspath(args.changes_dir), os.path.join(os.path.abspath(args.checkpoint), "spark"),
-            watcher.on_batch, max_files=args.max_files_per_batch, trigger=args.trigger, available_now=args.available_now,
-        )
-    finally:
-        spark.stop()
+    with StopSignals() as signals:
+        try:
+            session, loader = open_session(args, program, spark)
+            initial = {rel: [(row, 0, d) for row, d in rows] for rel, rows in session.commit().items()}
+            watcher = Watcher(args, program, spark, session, loader, ledger)
+            if not ledger.initial_done:
+                watcher.write("batch=initial", initial)
+                ledger.mark_initial()
+            watcher.replay()
+            if not signals.requested.is_set():
+                print(f"watching {args.changes_dir} (outputs in {args.output_dir})", flush=True)
+                follow_files(
+                    spark.get(), os.path.abspath(args.changes_dir), os.path.join(os.path.abspath(args.checkpoint), "spark"),
+                    watcher.on_batch, max_files=args.max_files_per_batch, trigger=args.trigger,
+                    available_now=args.available_now, stop=signals.requested,
+                )
+            if signals.requested.is_set():
+                print(f"deltalog: stopped by {signals.name} between batches ({len(watcher.done)} batches done);"
+                      f" start again with the same --checkpoint to go on", file=sys.stderr, flush=True)
+                return 130
+        finally:
+            spark.stop()
     return 0
 
 

@@ -7,13 +7,27 @@ never pays for a JVM. Startup is quiet: Spark's log4j output goes to a log file
 (`log_path`, in the temp directory by default) rather than the terminal, the
 console progress bar and the web UI are off, and the driver binds to loopback
 when no address is configured. Errors still reach Python as exceptions.
+PySpark installs a SIGINT handler of its own; a caller that installed one
+keeps it.
+
+Spark's driver runs in a JVM, and Spark 4 needs Java 17 or 21. Its launcher
+(bin/spark-class) takes `$JAVA_HOME/bin/java`, else `java` on PATH; when
+neither is there, or the JVM exits before PySpark can reach it, `get()`
+raises `SparkUnavailable`, whose one-line message says what was wrong and how
+to point JAVA_HOME at a Java 17 (PySpark's own word for it is
+`[JAVA_GATEWAY_EXITED]`).
 """
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -48,6 +62,47 @@ DEFAULT_CONF = {
 }
 
 
+class SparkUnavailable(RuntimeError):
+    """Spark cannot start on this machine (no usable Java); the message says how to fix it."""
+
+
+# Where Java 17 installations usually live (Debian/Ubuntu, Fedora, macOS), to name one in the advice.
+_JAVA_17_HOMES = ("/usr/lib/jvm/java-17-*", "/usr/lib/jvm/*-17*", "/Library/Java/JavaVirtualMachines/*17*/Contents/Home")
+
+
+def java_problem(environ=os.environ) -> str | None:
+    """Why Spark's launcher would find no java, as bin/spark-class looks for it; None if it finds one."""
+    home = environ.get("JAVA_HOME")
+    if home:
+        java = os.path.join(home, "bin", "java")
+        if not os.access(java, os.X_OK):
+            return f"JAVA_HOME is {home}, which has no bin/java"
+        return None
+    if shutil.which("java", path=environ.get("PATH", os.defpath)) is None:
+        return "JAVA_HOME is not set and there is no java on PATH"
+    return None
+
+
+def java_advice() -> str:
+    """How to give Spark a Java 17, naming an installation found here if there is one."""
+    found = sorted(h for pattern in _JAVA_17_HOMES for h in glob.glob(pattern) if os.access(os.path.join(h, "bin", "java"), os.X_OK))
+    if found:
+        return f"point JAVA_HOME at a Java 17 installation (export JAVA_HOME={found[0]})"
+    return "install Java 17 and point JAVA_HOME at it (export JAVA_HOME=/path/to/jdk-17)"
+
+
+def _java_version(environ=os.environ) -> str:
+    """The first line `java -version` prints, for the java Spark's launcher would take."""
+    home = environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java") or "java"
+    try:
+        done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{java}: {e}"
+    said = (done.stderr or done.stdout).strip().splitlines()
+    return f"{java}: {said[0] if said else f'exit code {done.returncode}'}"
+
+
 class SparkProvider:
     """Starts a SparkSession on first use; `stop()` ends it if it was started."""
 
@@ -69,6 +124,10 @@ class SparkProvider:
 
     def _start(self):
         began = time.perf_counter()
+        if "PYSPARK_GATEWAY_PORT" not in os.environ:  # else PySpark joins a JVM already running
+            problem = java_problem()
+            if problem:
+                raise SparkUnavailable(f"Spark needs Java 17 (or 21), but {problem}: {java_advice()}")
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -86,10 +145,23 @@ class SparkProvider:
         builder = SparkSession.builder.master(self.master).appName("deltalog")
         for key, value in conf.items():
             builder = builder.config(key, value)
+        sigint = signal.getsignal(signal.SIGINT)
         # The JVM inherits our stderr and prints a few lines before log4j is set up
         # (and warnings after): give it the log file instead of the terminal.
         with _stderr_to(self.log_path):
-            spark = builder.getOrCreate()
+            try:
+                spark = builder.getOrCreate()
+            except Exception as e:
+                if "JAVA_GATEWAY_EXITED" not in str(e):
+                    raise
+                raise SparkUnavailable(
+                    f"Spark needs Java 17 (or 21), but its JVM exited at startup ({_java_version()}): {java_advice()}"
+                    f" (Spark's log: {self.log_path})"
+                ) from None
+        if sigint not in (signal.default_int_handler, None) and threading.current_thread() is threading.main_thread():
+            # PySpark replaced the caller's own SIGINT handler with one raising KeyboardInterrupt
+            # (inside whatever py4j call is under way): the caller's choice stands
+            signal.signal(signal.SIGINT, sigint)
         spark.sparkContext.setLogLevel("ERROR")
         self.startup_seconds = time.perf_counter() - began
         return spark

@@ -36,7 +36,10 @@ def test_a_picture_is_dot_run_on_the_dot_text(fmt, tmp_path, monkeypatch, capsys
     picture = tmp_path / f"graph.{fmt}"
     code, out, err = explain_dot(picture, capsys)
     assert (code, err) == (0, "")
-    assert out == plain_out  # the same plan and graph printed
+    # the same plan and graph printed; the last line says where the graph went, and how
+    assert out.splitlines()[:-1] == plain_out.splitlines()[:-1]
+    assert plain_out.splitlines()[-1] == f"wrote the dataflow graph to {tmp_path / 'graph.dot'} (Graphviz DOT)"
+    assert out.splitlines()[-1] == f"wrote the dataflow graph to {picture} ({fmt.upper()})"
     assert picture.read_text() == f"{fmt}\n" + (tmp_path / "graph.dot").read_text()
     assert not list(tmp_path.glob(f"graph.{fmt}.*"))  # no side files
 

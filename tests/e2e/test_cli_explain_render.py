@@ -28,6 +28,7 @@ def test_explain_renders_png_through_dot_on_path(tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
+    assert done.stdout.splitlines()[-1] == f"wrote the dataflow graph to {png} (PNG)"
     # explain names each multiway join's plan and why
     assert "tri: 3-way cyclic join of edge, edge, edge -> delta: cyclic" in done.stdout
     from compiler.cli import main  # the DOT text, in process: what the subprocess must have piped

@@ -1,13 +1,16 @@
 """The deltalog CLI as a subprocess on the bundled Parquet example: run, --changes, watch
-(killed and restarted), repl through stdin, explain --dot, and the error cases.
+(killed, or stopped by SIGINT and SIGTERM, and restarted), repl through stdin (Datalog
+and SQL, its help against what it accepts, --stop-on-error), explain --dot, the error
+cases, and Spark commands without Java.
 
 Every answer is compared with the session API's answer on the same data (the
 oracle), never with numbers written here. Each command that reads tables starts
 its own Spark (tens of seconds on a busy 2-core machine), so the tests that need
-Spark are few: run, run --changes, three watch runs, and one repl session that
-loads tables; the SQL run reads its Parquet with Arrow (`--reader arrow`, no
-Spark: Spark's reads are the other tests'). The uninterrupted watch runs beside
-the one that gets killed.
+Spark are few: run, run --changes, six watch runs (three to kill, three to
+signal), and one repl session that loads tables; the SQL run reads its Parquet
+with Arrow (`--reader arrow`, no Spark: Spark's reads are the other tests'), as
+do the other repl tests. The uninterrupted watch runs beside the one that gets
+killed.
 """
 
 import os
@@ -38,8 +41,8 @@ def command(args):
     return [sys.executable, "-m", "compiler.cli", *args, *(QUICK_JVM if spark else [])]
 
 
-def cli(*args, stdin=None, timeout=600):
-    return subprocess.run(command(args), capture_output=True, text=True, input=stdin, timeout=timeout, cwd=ROOT)
+def cli(*args, stdin=None, timeout=600, env=None):
+    return subprocess.run(command(args), capture_output=True, text=True, input=stdin, timeout=timeout, cwd=ROOT, env=env)
 
 
 def start(*args, **options) -> subprocess.Popen:
@@ -134,20 +137,33 @@ def test_run_changes_writes_change_logs_and_final_contents(tmp_path):
 # ---- watch ----
 
 
-def _change_files(directory: Path) -> list[tuple[str, list, int]]:
-    """Five change files for `edge` and `root`, oldest first; [(relation, rows, diff)]."""
-    plan = [
-        ("edge", [(0, 40), (40, 41)], 1),
-        ("root", [(40,)], 1),
-        ("edge", [(0, 40)], -1),
-        ("edge", [(41, 42), (2, 40)], 1),
-        ("root", [(2,)], -1),
-    ]
+# (relation, rows, diff) of each change file, oldest first
+CHANGE_PLAN = [
+    ("edge", [(0, 40), (40, 41)], 1),
+    ("root", [(40,)], 1),
+    ("edge", [(0, 40)], -1),
+    ("edge", [(41, 42), (2, 40)], 1),
+    ("root", [(2,)], -1),
+]
+
+
+def _change_files(directory: Path, plan=CHANGE_PLAN) -> list[tuple[str, list, int]]:
+    """The change files of `plan` for `edge` and `root`, oldest first; the plan."""
     for i, (rel, rows, diff) in enumerate(plan):
         cols = {"src": [r[0] for r in rows], "dst": [r[1] for r in rows]} if rel == "edge" else {"r": [r[0] for r in rows]}
         cols["diff"] = [diff] * len(rows)
         write_parquet(directory / rel / f"{i:04d}.parquet", cols, mtime=1_000_000 + 10 * i)
     return plan
+
+
+def _oracle_changes(plan) -> Counter:
+    """reach's changes with one time per change file, after the initial load at time 0."""
+    oracle = base_session()
+    oracle.commit()
+    for rel, rows, diff in plan:
+        (oracle.insert if diff > 0 else oracle.remove)(rel, rows)
+        oracle.commit()
+    return Counter(row + (t, d) for row, t, d in oracle.change_log("reach"))
 
 
 def _accumulated(out: Path) -> list[tuple]:
@@ -188,13 +204,7 @@ def test_watch_killed_mid_stream_and_restarted_equals_an_uninterrupted_run(tmp_p
     assert again.returncode == 0, again.stderr
     assert f"recovered {finished_before_kill} batches" in again.stdout
 
-    # the oracle: one time per file, after the initial load at time 0
-    oracle = base_session()
-    oracle.commit()
-    for i, (rel, rows, diff) in enumerate(plan):
-        (oracle.insert if diff > 0 else oracle.remove)(rel, rows)
-        oracle.commit()
-    assert Counter(uninterrupted) == Counter(row + (t, d) for row, t, d in oracle.change_log("reach"))
+    assert Counter(uninterrupted) == _oracle_changes(plan)
 
     resumed = _accumulated(tmp_path / "out2")
     assert len(resumed) == len(set(resumed))  # nothing twice
@@ -206,17 +216,57 @@ def _kill_and_restart(changes, out, checkpoint, files: int) -> tuple[int, subpro
     (batches finished before the kill, the restarted run)."""
     proc = start(*_watch_args(changes, out, checkpoint, "--trigger", "1 second"), start_new_session=True)
     ledger = checkpoint / "deltalog" / "batches"
-    deadline = time.time() + 400
-    while time.time() < deadline and proc.poll() is None:
-        if ledger.is_dir() and len(list(ledger.glob("*.json"))) >= 2:
-            break
-        time.sleep(0.2)
-    assert proc.poll() is None, proc.communicate()[1]
+    _await_records(proc, ledger, 2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
     finished_before_kill = len(list(ledger.glob("*.json")))
     assert 2 <= finished_before_kill < files
     return finished_before_kill, cli(*_watch_args(changes, out, checkpoint, "--available-now"))
+
+
+def _await_records(proc: subprocess.Popen, ledger: Path, n: int) -> None:
+    """Wait until a running watch has recorded at least `n` batches in its ledger."""
+    deadline = time.time() + 400
+    while time.time() < deadline and proc.poll() is None:
+        if ledger.is_dir() and len(list(ledger.glob("*.json"))) >= n:
+            return
+        time.sleep(0.2)
+    assert proc.poll() is None, proc.communicate()[1]
+    raise AssertionError(f"no {n} batches recorded in {ledger} in time")
+
+
+def test_watch_stops_between_batches_on_sigint_or_sigterm_and_a_restart_goes_on(tmp_path):
+    """SIGINT, then after a restart SIGTERM, each once the run has recorded a batch of its own;
+    a last run finishes the files. Each signal: exit code 130, one line, and every batch the run
+    started was finished and recorded. Together the runs wrote what the oracle says, once."""
+    changes, out, checkpoint = tmp_path / "changes", tmp_path / "out", tmp_path / "cp"
+    plan = _change_files(changes, CHANGE_PLAN + [("edge", [(42, 43)], 1), ("root", [(41,)], 1), ("edge", [(41, 42)], -1)])
+    ledger = checkpoint / "deltalog" / "batches"
+    recorded = 0
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        proc = start(*_watch_args(changes, out, checkpoint, "--trigger", "2 seconds"), start_new_session=True)
+        try:
+            _await_records(proc, ledger, recorded + 1)
+            proc.send_signal(sig)
+            done = finish(proc)
+        finally:
+            if proc.poll() is None:  # a failure above: do not leave its Spark behind
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+        assert done.returncode == 130, done.stderr
+        assert done.stderr.splitlines() == [
+            f"deltalog: stopped by {sig.name} between batches ({len(list(ledger.glob('*.json')))} batches done);"
+            " start again with the same --checkpoint to go on"], done.stderr
+        ran = sum(1 for line in done.stdout.splitlines() if line.startswith("batch "))
+        assert recorded + ran == len(list(ledger.glob("*.json"))) < len(plan)  # nothing begun and left undone
+        recorded += ran
+
+    last = cli(*_watch_args(changes, out, checkpoint, "--available-now"))
+    assert last.returncode == 0, last.stderr
+    assert f"recovered {recorded} batches" in last.stdout
+    resumed = _accumulated(out)
+    assert len(resumed) == len(set(resumed))  # nothing twice
+    assert Counter(resumed) == _oracle_changes(plan)  # nothing lost
 
 
 # ---- repl ----
@@ -236,7 +286,7 @@ def test_repl_through_stdin_matches_the_session(tmp_path):
         "dump reach;",
     ]) + "\n"
     done = cli("repl", REACH, stdin=script)
-    assert done.returncode == 1  # two statements failed
+    assert done.returncode == 0  # errors are reported and the script goes on (exit 1 only with --stop-on-error)
     errors = done.stderr.strip().splitlines()
     assert len(errors) == 2, done.stderr
     assert errors[0].startswith("<stdin>:6: error: 'edge'") and "'abc'" in errors[0] and "row 2" in errors[0], errors[0]
@@ -259,6 +309,115 @@ def test_repl_through_stdin_matches_the_session(tmp_path):
     assert dumped == [f"reach({r}, {n})" for r, n in oracle.read("reach")]
 
 
+REACH_SQL = str(ROOT / "examples" / "reach.sql")
+
+
+def _parquet_rows(name: str) -> list[tuple]:
+    return [tuple(r.values()) for r in pq.read_table(f"{DATA}/{name}.parquet").to_pylist()]
+
+
+def _change_lines(changes: dict) -> list[str]:
+    return [f"reach({r}, {'NULL' if n is None else n}) {d:+d}" for (r, n), d in changes.get("reach", [])]
+
+
+def test_repl_through_a_pipe_runs_datalog_and_sql_programs_alike():
+    """The same script on reach.dl and reach.sql (the bundled tables read with Arrow, no
+    Spark), against each program's own session. NULL is a SQL value: the SQL program
+    takes `insert edge(1, NULL)`, the Datalog program reports it and changes nothing."""
+    script = "\n".join([
+        "insert edge(0, 40), insert edge(40, 41), insert root(40);",
+        "commit;",
+        "remove edge(0, 40); commit;",
+        "insert edge(1, NULL); commit;",
+        'insert edge(1, "x");',
+        "remove edge(98, 99);",
+        "dump reach;",
+    ]) + "\n"
+    for path, sql in ((REACH, False), (REACH_SQL, True)):
+        done = cli("repl", path, "--input-dir", DATA, "--reader", "arrow", stdin=script)
+        assert done.returncode == 0, done.stderr
+        errors = done.stderr.strip().splitlines()
+        wanted = ([] if sql else ["<stdin>:4: error: 'edge': row (1, None)"]) + ["<stdin>:5: error: 'edge': row (1, 'x')",
+                                                                                  "<stdin>:6: error: 'edge': cannot remove (98, 99)"]
+        assert len(errors) == len(wanted) and all(e.startswith(w) for e, w in zip(errors, wanted)), done.stderr
+
+        program = compiler.compile_file(path) if not sql else compiler.compile_sql(
+            Path(path).read_text(), schema={"edge": {"src": "int", "dst": "int"}, "root": {"r": "int"}})
+        oracle = program.session(capture="all")
+        oracle.insert("edge", _parquet_rows("edge"))
+        oracle.insert("root", _parquet_rows("root"))
+        oracle.insert("edge", [(0, 40), (40, 41)])
+        oracle.insert("root", [(40,)])
+        commits = [oracle.commit()]
+        oracle.remove("edge", [(0, 40)])
+        commits.append(oracle.commit())
+        if sql:
+            oracle.insert("edge", [(1, None)])
+        commits.append(oracle.commit())
+        expected = []
+        for t, changes in enumerate(commits):
+            lines = _change_lines(changes)
+            expected += [f"committed time {t}: {len(lines)} change{'s' if len(lines) != 1 else ''}", *lines]
+        out = done.stdout.splitlines()
+        assert out[:2] == ["loaded 50 rows into edge", "loaded 10 rows into root"]
+        assert out[2 : 2 + len(expected)] == expected
+        dumped = [f"reach({r}, {'NULL' if n is None else n})" for r, n in oracle.read("reach")]
+        assert sorted(out[2 + len(expected) :]) == sorted(dumped)
+        assert ("reach(1, NULL)" in dumped) == sql
+
+
+# what each statement the help lists looks like in use; a statement added to the help must be added here
+STATEMENT_EXAMPLES = {
+    "insert": "insert edge(1, 2)", "remove": "remove edge(1, 2)", "commit": "commit", "dump": "dump reach",
+    "load": f"load root {DATA}/root.parquet", "help": "help", "exit": "exit", "quit": "quit",
+}
+
+
+def _listed_statements(help_text: str) -> list[str]:
+    """The statement words of the help's usage lines (`  insert REL(v, ...)   add ...`, `  exit | quit  ...`)."""
+    usages = [line.strip().split("  ")[0] for line in help_text.splitlines() if line.startswith("  ")]
+    return [alternative.split()[0] for usage in usages for alternative in usage.split("|")]
+
+
+def test_repl_help_lists_exactly_the_statements_the_repl_accepts():
+    listed = _listed_statements(cli("repl", REACH, stdin="help;\n").stdout)
+    assert sorted(listed) == sorted(STATEMENT_EXAMPLES)
+
+    # every listed statement is accepted
+    leaving = {"exit", "quit"}
+    script = ";\n".join(example for word, example in STATEMENT_EXAMPLES.items() if word not in leaving) + ";\n"
+    done = cli("repl", REACH, "--reader", "arrow", "--stop-on-error", stdin=script)
+    assert (done.returncode, done.stderr) == (0, "")
+    # (the remove would fail had the insert not run; dump has nothing to show before root is loaded)
+    assert done.stdout.splitlines()[:3] == ["committed time 0: 0 changes", "loaded 10 rows into root at time 1", "statements (end each with ;):"]
+    for word in leaving:  # the statements after it never run: no error about them
+        done = cli("repl", REACH, stdin=f"{STATEMENT_EXAMPLES[word]};\nfrobnicate;\n")
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+    # and nothing else is: the refusal names what is accepted, which is what the help lists
+    for unknown in ("frobnicate", ".quit", "\\q", "delete edge(1, 2)", "rollback"):
+        done = cli("repl", REACH, stdin=unknown + ";\n")
+        error = done.stderr.strip()
+        assert error.startswith(f"<stdin>:1: error: unknown statement {unknown.split()[0]!r} (statements: "), error
+        accepted = error.split("(statements: ")[1].split(";")[0].split(", ")
+        assert accepted == listed
+
+
+def test_a_piped_repl_goes_on_after_an_error_and_stops_at_it_with_stop_on_error():
+    script = 'insert edge(1, "x");\ninsert edge(1, 2), insert root(1); commit;\ndump reach;\n'
+    going_on = cli("repl", REACH, stdin=script)
+    assert going_on.returncode == 0
+    assert going_on.stderr.startswith("<stdin>:1: error: 'edge': row (1, 'x')") and len(going_on.stderr.splitlines()) == 1
+    assert going_on.stdout.splitlines() == ["committed time 0: 2 changes", "reach(1, 1) +1", "reach(1, 2) +1", "reach(1, 1)", "reach(1, 2)"]
+
+    stopped = cli("repl", REACH, "--stop-on-error", stdin=script)
+    assert (stopped.returncode, stopped.stdout, stopped.stderr) == (1, "", going_on.stderr)
+
+    # as psql does without ON_ERROR_STOP, a failing last statement is reported, and the exit code stays 0
+    last_fails = cli("repl", REACH, stdin="insert root(1); commit;\ndump nosuch;\n")
+    assert last_fails.returncode == 0 and last_fails.stderr.startswith("<stdin>:2: error: ")
+
+
 # ---- explain ----
 
 
@@ -273,6 +432,7 @@ def test_explain_prints_plan_and_graph_and_writes_dot(tmp_path):
     assert compiler.compile_file(program).explain().splitlines()[0] in done.stdout
     assert f"dataflow: {len(ops)} operators" in done.stdout
     assert "iterate scope 1:" in done.stdout and "shared by" in done.stdout
+    assert done.stdout.splitlines()[-1] == f"wrote the dataflow graph to {dot} (Graphviz DOT)"
     text = dot.read_text()
     assert text.startswith('digraph "andersen.dl" {') and text.rstrip().endswith("}")
     assert sum(1 for l in text.splitlines() if l.strip().startswith("n") and "[label=" in l) == len(ops)
@@ -352,3 +512,34 @@ def test_a_change_table_removing_an_edge_that_is_not_there_is_refused(tmp_path):
     assert done.returncode == 1
     assert done.stderr.strip() == (
         f"deltalog: error: 'edge': {tmp_path / 'gone.parquet'}: cannot remove (7, 8) at time 1: it is not there (its count would be -1)")
+
+
+def test_without_java_a_spark_command_says_how_to_get_java(tmp_path):
+    """Three ways to lack Java: JAVA_HOME naming a missing directory (and no java on PATH),
+    neither JAVA_HOME nor java on PATH, and a java that cannot run Spark (a stand-in that
+    exits at once, as Java 8 does on Spark 4's classes). One line each, never PySpark's
+    [JAVA_GATEWAY_EXITED]; and --reader arrow, which the line suggests, runs without Java."""
+    path_without_java = os.pathsep.join(
+        d for d in os.environ.get("PATH", "").split(os.pathsep) if d and not os.access(os.path.join(d, "java"), os.X_OK))
+    old_java = tmp_path / "jdk8" / "bin" / "java"
+    old_java.parent.mkdir(parents=True)
+    old_java.write_text('#!/bin/sh\necho \'openjdk version "1.8.0_392"\' >&2\nexit 1\n')
+    old_java.chmod(0o755)
+    no_java_home = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    missing = tmp_path / "no-such-jdk"
+    cases = [
+        (dict(no_java_home, JAVA_HOME=str(missing), PATH=path_without_java), f"JAVA_HOME is {missing}, which has no bin/java: "),
+        (dict(no_java_home, PATH=path_without_java), "JAVA_HOME is not set and there is no java on PATH: "),
+        (dict(no_java_home, JAVA_HOME=str(old_java.parents[1])), f'its JVM exited at startup ({old_java}: openjdk version "1.8.0_392"): '),
+    ]
+    for env, why in cases:
+        done = cli("run", REACH, "--input-dir", DATA, env=env)
+        assert (done.returncode, done.stdout) == (1, ""), done.stderr
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1, done.stderr
+        assert lines[0].startswith(f"deltalog: error: Spark needs Java 17 (or 21), but {why}"), lines[0]
+        assert "point JAVA_HOME at" in lines[0] and "export JAVA_HOME=" in lines[0]
+        assert lines[0].endswith("; for local Parquet inputs, --reader arrow needs no Java"), lines[0]
+    arrow = cli("run", REACH, "--input-dir", DATA, "--reader", "arrow", env=cases[0][0])
+    assert (arrow.returncode, arrow.stderr) == (0, "")
+    assert parse_table(arrow.stdout, "reach")
