@@ -94,6 +94,25 @@ def lookup_positions(lead, key, probe_lead, probe_key):
     return owner[:m], pos[:m]
 
 
+@numba.njit([(V, M, V, M)], cache=True, nogil=True)
+def count_matches(lead, key, probe_lead, probe_key):
+    """For each probe, how many updates have its key: two binary searches, so a
+    hub key is counted without walking its updates. Probes may come in any order."""
+    n = lead.shape[0]
+    counts = np.zeros(probe_lead.shape[0], np.int64)
+    for i in range(probe_lead.shape[0]):
+        start = _seek(lead, key, probe_lead, probe_key, i, 0)
+        lo, hi = start, n
+        while lo < hi:  # the first position past the key: the last matching update + 1
+            mid = (lo + hi) >> 1
+            if lead[mid] == probe_lead[i] and same_columns(key, mid, probe_key, i):
+                lo = mid + 1
+            else:
+                hi = mid
+        counts[i] = lo - start
+    return counts
+
+
 @numba.njit([(V, M, M, M, V, V, M, V, M, M, V, I)], cache=True, nogil=True)
 def lookup_into(lead, key, val, time, diff, probe_lead, probe_key, out_owner, out_val, out_time, out_diff, at):
     """`lookup_positions`, with the matching updates' probe, value, time and diff

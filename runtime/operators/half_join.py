@@ -23,7 +23,7 @@ stream's frontier, so no compacted time can become equal to a later stream time.
 
 Fuel. A burst of stream updates may match millions of arrangement updates (a
 hub key). Before looking anything up, the operator counts each ready probe's
-candidates (binary searches on the leading key column of the trace's batches), looks
+candidates (binary searches for each key in the trace's batches), looks
 up the longest prefix of probes with about `fuel` candidates (at least one
 probe), emits that chunk, and asks to be run again for the rest, so downstream
 operators consume each chunk before the next one exists. Stream updates wait in `pending` (with a capability held for
@@ -36,6 +36,7 @@ import numpy as np
 
 from runtime.batch import Batch, lead_column
 from runtime.grouping import minimal_times
+from runtime.kernels import count_matches
 from runtime.operators.arrange import Arranged
 from runtime.operators.basic import as_batch
 from runtime.times import Antichain
@@ -81,7 +82,7 @@ class HalfJoinOp(Operator):
         self.set_capabilities(minimal_times(lat, pending.time))
         waiting = self.frontier(1).in_advance_mask(pending.time)  # the arrangement may still change at <= t
         ready = np.flatnonzero(~waiting)
-        # Count each ready probe's candidate matches (by leading key column, in every batch of the
+        # Count each ready probe's candidate matches (updates with its key, in every batch of the
         # trace), and look up only a prefix worth about one fuel: a hub key's burst is
         # cut into chunks before it exists.
         counts = self._match_counts(pending.data[: self.key_arity, ready])
@@ -102,11 +103,12 @@ class HalfJoinOp(Operator):
         self._hold(rest if len(rest) else None)
 
     def _match_counts(self, key: np.ndarray) -> np.ndarray:
-        """Updates in the trace whose leading key column equals each probe's (an upper bound on its matches)."""
+        """How many updates in the trace have each probe's key (an upper bound on its matches:
+        times decide which of them match)."""
         lead = lead_column(key)
         counts = np.zeros(len(lead), np.int64)
         for b in self.trace.batches:
-            counts += np.searchsorted(b.lead, lead, side="right") - np.searchsorted(b.lead, lead, side="left")
+            counts += count_matches(b.lead, b.key, lead, key)
         return counts
 
     def _lookup(self, probe: Batch) -> Batch:

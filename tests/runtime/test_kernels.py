@@ -157,3 +157,15 @@ def test_arrange_sorts_and_consolidates_like_a_counter(data):
     expected = sorted((row, d) for row, d in expected.items() if d)
     got = [((int(lead_out[i]), *cols_out[:, i].tolist(), *time_out[:, i].tolist()), int(diff_out[i])) for i in range(len(diff_out))]
     assert got == expected
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data())
+def test_count_matches_counts_the_updates_with_each_probe_key(data):
+    n = data.draw(st.integers(0, 40))
+    key = data.draw(arrays(np.int64, (2, n), elements=st.integers(0, 4)))
+    key = key[:, np.lexsort(key[::-1])] if n else key
+    probes = data.draw(arrays(np.int64, (2, data.draw(st.integers(0, 12))), elements=st.integers(-1, 5)))
+    got = kernels.count_matches(key[0].copy(), key, probes[0].copy(), probes)
+    expected = [int(np.sum((key[0] == p0) & (key[1] == p1))) for p0, p1 in probes.T]
+    assert got.tolist() == expected
