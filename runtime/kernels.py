@@ -30,16 +30,20 @@ def same_columns(a, i, b, j):
 
 
 @numba.njit(cache=True, nogil=True)
+def _column_less(a, i, b, j):
+    """Column i of a < column j of b, compared row by row (lexicographically)."""
+    for r in range(a.shape[0]):
+        if a[r, i] != b[r, j]:
+            return a[r, i] < b[r, j]
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
 def _before(lead, key, j, h, probe_key, i):
     """Update j's key sorts before probe i's: (lead, key columns) compared in order."""
     if lead[j] != h:
         return lead[j] < h
-    for r in range(key.shape[0]):
-        a = key[r, j]
-        b = probe_key[r, i]
-        if a != b:
-            return a < b
-    return False
+    return _column_less(key, j, probe_key, i)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -154,12 +158,7 @@ def lookup_into(lead, key, val, time, diff, probe_lead, probe_key, out_owner, ou
 @numba.njit(cache=True, nogil=True)
 def _less(cols, i, j):
     """Row i of cols < row j lexicographically (cols is (c, n))."""
-    for r in range(cols.shape[0]):
-        a = cols[r, i]
-        b = cols[r, j]
-        if a != b:
-            return a < b
-    return False
+    return _column_less(cols, i, cols, j)
 
 
 @numba.njit(cache=True, nogil=True)
