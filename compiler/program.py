@@ -142,7 +142,7 @@ class Session:
         loaded = {}
         for name in self.program.inputs:
             info = self.program.relations[name]
-            path = Path(directory) / info.input_options.get("filename", f"{name}.facts")
+            path = facts_path(directory, info)
             if path.is_file():
                 rows = read_facts(path, info, delimiter)
                 self.insert(name, rows)
@@ -351,6 +351,11 @@ def _fits(value, t: str) -> bool:
     return _INT64[0] <= int(value) <= _INT64[1]
 
 
+def facts_path(directory, info: RelationInfo) -> Path:
+    """Where `load_facts(directory)` looks for the input's rows: `<name>.facts`, or `filename=` of its .input."""
+    return Path(directory) / info.input_options.get("filename", f"{info.name}.facts")
+
+
 def read_facts(path, info: RelationInfo, delimiter: str = "\t") -> list[tuple]:
     """Rows of a Soufflé-style facts file: one row per line, values separated by `delimiter`."""
     convert = {"number": int, "unsigned": int, "float": float, "symbol": str}
@@ -368,4 +373,4 @@ def read_facts(path, info: RelationInfo, delimiter: str = "\t") -> list[tuple]:
     return rows
 
 
-__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "read_facts"]
+__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_path", "read_facts"]
