@@ -23,6 +23,7 @@ __all__ = [
     "UnknownRelationError",
     "DeclarationError",
     "UnsupportedError",
+    "PreprocessorError",
 ]
 
 
@@ -109,3 +110,8 @@ class DeclarationError(CompileError):
 
 class UnsupportedError(CompileError):
     """Valid in the source language, but not (yet) supported by deltalog."""
+
+
+class PreprocessorError(CompileError):
+    """The C preprocessor failed: an include file not found, `#if` without `#endif`,
+    a malformed directive, `#error` (at the directive's file and line)."""

@@ -60,10 +60,12 @@ class SessionError(Exception):
         self.relation = relation
 
 
-def compile_datalog(text: str, source_name: str = "<string>", **planner_options) -> "Program":
+def compile_datalog(text: str, source_name: str = "<string>", include_dirs=(), **planner_options) -> "Program":
     """Compile Datalog source text; raises a compiler.CompileError subclass if it is not a valid program.
 
-    Planner options: `join_order="greedy"` (default) or `"source"`; `optimize=False`
+    The C preprocessor runs first when the text has a directive (`#include`, `#define`,
+    `#if`..., Soufflé's `.include`); `include_dirs` are searched for included files after
+    the including file's directory. Planner options: `join_order="greedy"` (default) or `"source"`; `optimize=False`
     skips the optimizer (for testing it).
     """
     # Compiling allocates many small acyclic objects; the cycle collector's passes over a
@@ -71,16 +73,17 @@ def compile_datalog(text: str, source_name: str = "<string>", **planner_options)
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return Program(check_datalog(text, source_name), **planner_options)
+        return Program(check_datalog(text, source_name, include_dirs), **planner_options)
     finally:
         if collecting:
             gc.enable()
 
 
-def compile_file(path, **planner_options) -> "Program":
-    """Compile the Datalog file at `path` (the file's path names it in errors)."""
+def compile_file(path, include_dirs=(), **planner_options) -> "Program":
+    """Compile the Datalog file at `path` (the file's path names it in errors); `#include`
+    looks next to it, then in `include_dirs`."""
     path = Path(path)
-    return compile_datalog(path.read_text(encoding="utf-8"), str(path), **planner_options)
+    return compile_datalog(path.read_text(encoding="utf-8"), str(path), include_dirs, **planner_options)
 
 
 class Program:

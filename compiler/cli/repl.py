@@ -207,7 +207,7 @@ def split_statements(line: str) -> list[str]:
 
 
 def repl(args) -> int:
-    program = load_program(args.program, declared_tables(args), args.join_plan)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
     spark = spark_provider(args)
     interactive = sys.stdin.isatty()
     failed = False

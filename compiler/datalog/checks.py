@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from compiler.datalog.ast import Decl, Fact, IODirective, Program, Qualifier, Rule, Span, Term, TypeDecl
 from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference
 from compiler.datalog.parser import parse_datalog
+from compiler.datalog.preprocess import preprocess
 from compiler.datalog.safety import check_safety
 from compiler.datalog.stratify import Stratum, body_atoms, stratify
-from compiler.errors import DeclarationError, Source, TypeMismatchError, UnknownRelationError
+from compiler.errors import CompileError, DeclarationError, Source, TypeMismatchError, UnknownRelationError
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,16 @@ class CheckedProgram:
     source: Source | None = field(default=None, compare=False, repr=False)
 
 
-def check_datalog(text: str, source_name: str = "<string>") -> CheckedProgram:
-    """Parse and check Datalog source text."""
-    return check(parse_datalog(text, source_name))
+def check_datalog(text: str, source_name: str = "<string>", include_dirs=()) -> CheckedProgram:
+    """Preprocess (compiler.datalog.preprocess), parse and check Datalog source text;
+    errors name the file and line the offending text came from."""
+    text, lines = preprocess(text, source_name, include_dirs)
+    try:
+        return check(parse_datalog(text, source_name))
+    except CompileError as error:
+        if lines is None:
+            raise
+        raise lines.relocate(error) from None
 
 
 def check(program: Program) -> CheckedProgram:
