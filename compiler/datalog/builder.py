@@ -253,13 +253,16 @@ class Builder(Transformer):
         raise self._error(UnsupportedError, "equivalence relations (eqrel) are not supported", span)
 
     def decl(self, meta, children):
-        _, name, *rest = _present(children)
+        """The Decls of one `.decl` (several when it names several relations)."""
+        _, *rest = _present(children)
+        names = [c for c in rest if isinstance(c, Token)]
         attributes = tuple(c for c in rest if isinstance(c, Attribute))
         qualifiers = [c for c in rest if isinstance(c, Qualifier)]
         if len(qualifiers) > 1:
-            raise self._error(DeclarationError, f"relation '{name}' has more than one min/max qualifier", qualifiers[1].span)
+            raise self._error(DeclarationError, f"relation '{names[0]}' has more than one min/max qualifier", qualifiers[1].span)
         as_of = "asof" in rest
-        return Decl(str(name), attributes, qualifiers[0] if qualifiers else None, span=meta_span(meta), as_of=as_of)
+        qualifier = qualifiers[0] if qualifiers else None
+        return [Decl(str(name), attributes, qualifier, span=meta_span(meta), as_of=as_of) for name in names]
 
     def type_equal(self, meta, children):
         _, name, *bases = children

@@ -69,6 +69,14 @@ def test_decl_with_every_base_type_and_an_untyped_attribute():
     assert decl.attributes[1].span == Span(1, 20, 1, 31)
 
 
+def test_decl_of_several_relations_declares_each_alike():
+    program = parse_datalog(".decl a, b ,c(x: number, y: symbol) btree\n.decl d(z: float)")
+    assert [d.name for d in program.decls] == ["a", "b", "c", "d"]
+    attributes = (Attribute("x", "number"), Attribute("y", "symbol"))
+    assert all(strip_spans(d) == Decl(d.name, attributes, None) for d in program.decls[:3])
+    assert program.decls[1].span == Span(1, 1, 1, 42)
+
+
 def test_decl_qualifiers_min_max_and_ignored_souffle_hints():
     program = parse_datalog(
         ".decl dist(node: number, d: number) min(d)\n"
