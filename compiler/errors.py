@@ -24,6 +24,7 @@ __all__ = [
     "DeclarationError",
     "UnsupportedError",
     "PreprocessorError",
+    "CompileWarning",
 ]
 
 
@@ -115,3 +116,8 @@ class UnsupportedError(CompileError):
 class PreprocessorError(CompileError):
     """The C preprocessor failed: an include file not found, `#if` without `#endif`,
     a malformed directive, `#error` (at the directive's file and line)."""
+
+
+class CompileWarning(UserWarning):
+    """Something the compiler accepted but ignores (e.g. an unknown `.pragma` key),
+    issued with `warnings.warn_explicit` at the program's file and line."""

@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from compiler.datalog.builder import IGNORED_PRAGMAS
 from compiler.datalog.checks import CheckedProgram, RelationInfo, check_datalog
 from compiler.lowering.columns import runtime_types
 from compiler.lowering.dataflow import build_dataflow
@@ -101,8 +102,12 @@ class Program:
         self.plan: Plan = optimize_plan(plan, **planner_options) if optimize else plan
 
     def explain(self) -> str:
-        """The optimized plan as text (compiler.plan.explain)."""
-        return explain(self.plan)
+        """The optimized plan as text (compiler.plan.explain), after a line per ignored `.pragma`."""
+        ignored = [
+            f'ignored: .pragma "{p.key}"' + (f' "{p.value}"' if p.value is not None else "") + f": {IGNORED_PRAGMAS.get(p.key, 'an unknown key')}"
+            for p in self.checked.pragmas
+        ]
+        return "\n".join([*ignored, explain(self.plan)])
 
     def session(self, capture: str = "all") -> "Session":
         """A new in-process session; capture="outputs" keeps only outputs readable (less memory)."""

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.datalog.ast import Decl, Fact, IODirective, Program, Qualifier, Rule, Span, Term, TypeDecl
+from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Term, TypeDecl
 from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference
 from compiler.datalog.parser import parse_datalog
 from compiler.datalog.preprocess import preprocess
@@ -65,6 +65,7 @@ class CheckedProgram:
     # The base type of every term of every rule (keys are the rules above).
     term_types: dict[Rule, dict[Term, str]] = field(hash=False, repr=False)
     source: Source | None = field(default=None, compare=False, repr=False)
+    pragmas: tuple[Pragma, ...] = field(default=(), compare=False, repr=False)  # all ignored (builder.IGNORED_PRAGMAS)
 
 
 def check_datalog(text: str, source_name: str = "<string>", include_dirs=()) -> CheckedProgram:
@@ -137,6 +138,7 @@ def check(program: Program) -> CheckedProgram:
         printsizes=tuple(directives["printsize"]),
         term_types={rule: inference.term_types(rule) for rule in rules},
         source=source,
+        pragmas=program.pragmas,
     )
 
 
