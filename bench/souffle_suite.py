@@ -317,11 +317,11 @@ def reason_group(record: dict) -> str:
     its class and first line without the specifics (names, numbers), so equal causes
     count together."""
     reason = record["reason"]
-    if record.get("feature"):
-        return f"{record['feature']} ({reason.split(':')[0]})"
     functor = re.search(r"unknown functor '(\w+)'", reason)
     if functor:
         return f"functor {functor.group(1)} ({reason.split(':')[0]})"
+    if record.get("feature"):
+        return f"{record['feature']} ({reason.split(':')[0]})"
     text = re.sub(r"'[^'.][^']*'|\"[^\"]*\"", "'…'", reason)
     text = re.sub(r"\b\d+(\.\d+)?\b", "N", text)
     return text[:110]
