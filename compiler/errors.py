@@ -23,6 +23,8 @@ __all__ = [
     "UnknownRelationError",
     "DeclarationError",
     "UnsupportedError",
+    "PreprocessorError",
+    "CompileWarning",
 ]
 
 
@@ -109,3 +111,13 @@ class DeclarationError(CompileError):
 
 class UnsupportedError(CompileError):
     """Valid in the source language, but not (yet) supported by deltalog."""
+
+
+class PreprocessorError(CompileError):
+    """The C preprocessor failed: an include file not found, `#if` without `#endif`,
+    a malformed directive, `#error` (at the directive's file and line)."""
+
+
+class CompileWarning(UserWarning):
+    """Something the compiler accepted but ignores (e.g. an unknown `.pragma` key),
+    issued with `warnings.warn_explicit` at the program's file and line."""

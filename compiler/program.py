@@ -41,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from compiler.datalog.builder import IGNORED_PRAGMAS
 from compiler.datalog.checks import CheckedProgram, RelationInfo, check_datalog
 from compiler.lowering.columns import runtime_types
 from compiler.lowering.dataflow import build_dataflow
@@ -60,10 +61,12 @@ class SessionError(Exception):
         self.relation = relation
 
 
-def compile_datalog(text: str, source_name: str = "<string>", **planner_options) -> "Program":
+def compile_datalog(text: str, source_name: str = "<string>", include_dirs=(), **planner_options) -> "Program":
     """Compile Datalog source text; raises a compiler.CompileError subclass if it is not a valid program.
 
-    Planner options: `join_order="greedy"` (default) or `"source"`; `optimize=False`
+    The C preprocessor runs first when the text has a directive (`#include`, `#define`,
+    `#if`..., Soufflé's `.include`); `include_dirs` are searched for included files after
+    the including file's directory. Planner options: `join_order="greedy"` (default) or `"source"`; `optimize=False`
     skips the optimizer (for testing it).
     """
     # Compiling allocates many small acyclic objects; the cycle collector's passes over a
@@ -71,16 +74,17 @@ def compile_datalog(text: str, source_name: str = "<string>", **planner_options)
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return Program(check_datalog(text, source_name), **planner_options)
+        return Program(check_datalog(text, source_name, include_dirs), **planner_options)
     finally:
         if collecting:
             gc.enable()
 
 
-def compile_file(path, **planner_options) -> "Program":
-    """Compile the Datalog file at `path` (the file's path names it in errors)."""
+def compile_file(path, include_dirs=(), **planner_options) -> "Program":
+    """Compile the Datalog file at `path` (the file's path names it in errors); `#include`
+    looks next to it, then in `include_dirs`."""
     path = Path(path)
-    return compile_datalog(path.read_text(encoding="utf-8"), str(path), **planner_options)
+    return compile_datalog(path.read_text(encoding="utf-8"), str(path), include_dirs, **planner_options)
 
 
 class Program:
@@ -98,8 +102,12 @@ class Program:
         self.plan: Plan = optimize_plan(plan, **planner_options) if optimize else plan
 
     def explain(self) -> str:
-        """The optimized plan as text (compiler.plan.explain)."""
-        return explain(self.plan)
+        """The optimized plan as text (compiler.plan.explain), after a line per ignored `.pragma`."""
+        ignored = [
+            f'ignored: .pragma "{p.key}"' + (f' "{p.value}"' if p.value is not None else "") + f": {IGNORED_PRAGMAS.get(p.key, 'an unknown key')}"
+            for p in self.checked.pragmas
+        ]
+        return "\n".join([*ignored, explain(self.plan)])
 
     def session(self, capture: str = "all") -> "Session":
         """A new in-process session; capture="outputs" keeps only outputs readable (less memory)."""
@@ -142,7 +150,7 @@ class Session:
         loaded = {}
         for name in self.program.inputs:
             info = self.program.relations[name]
-            path = Path(directory) / info.input_options.get("filename", f"{name}.facts")
+            path = facts_path(directory, info)
             if path.is_file():
                 rows = read_facts(path, info, delimiter)
                 self.insert(name, rows)
@@ -351,6 +359,11 @@ def _fits(value, t: str) -> bool:
     return _INT64[0] <= int(value) <= _INT64[1]
 
 
+def facts_path(directory, info: RelationInfo) -> Path:
+    """Where `load_facts(directory)` looks for the input's rows: `<name>.facts`, or `filename=` of its .input."""
+    return Path(directory) / info.input_options.get("filename", f"{info.name}.facts")
+
+
 def read_facts(path, info: RelationInfo, delimiter: str = "\t") -> list[tuple]:
     """Rows of a Soufflé-style facts file: one row per line, values separated by `delimiter`."""
     convert = {"number": int, "unsigned": int, "float": float, "symbol": str}
@@ -368,4 +381,4 @@ def read_facts(path, info: RelationInfo, delimiter: str = "\t") -> list[tuple]:
     return rows
 
 
-__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "read_facts"]
+__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_path", "read_facts"]

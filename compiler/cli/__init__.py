@@ -7,6 +7,9 @@
     deltalog explain PROGRAM [--dot FILE]
     deltalog check PROGRAM
 
+Every command that takes a PROGRAM takes `-I DIR` too: where the Datalog
+program's `#include` files are searched (compiler.datalog.preprocess).
+
 Each command lives in its own module here (run, watch, repl, explain). Exit
 codes: 0 success; 1 a user error -- a program that does not compile, a missing
 file, a table whose columns or values do not fit -- reported as one line
@@ -30,7 +33,7 @@ from compiler.errors import CompileError
 def _check(args) -> int:
     from compiler.cli.run import declared_tables
 
-    program = load_program(args.program, declared_tables(args), args.join_plan)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
     print(f"{args.program}: ok ({len(program.outputs)} outputs: {', '.join(program.outputs)})")
     return 0
 
@@ -64,6 +67,12 @@ def _schema_options(p) -> None:
     p.add_argument("--input-dir", metavar="DIR", help="the tables of a SQL program: DIR/NAME.parquet|.csv|.jsonl or DIR/NAME/")
 
 
+def _program_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("program", help="a .dl or .sql file")
+    p.add_argument("-I", "--include-dir", dest="include_dirs", action="append", default=[], metavar="DIR",
+                   help="search DIR for the Datalog program's #include files (after the including file's directory); repeatable")
+
+
 def _join_plan_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--join-plan", choices=("auto", "binary", "delta"), default="auto",
                    help="multiway joins as delta queries (delta), as binary joins (binary), or delta for cyclic joins and where the cost model finds it cheaper (auto, the default; explain shows each choice)")
@@ -77,13 +86,13 @@ def parser() -> argparse.ArgumentParser:
     commands = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     check = commands.add_parser("check", help="report a program's static errors")
-    check.add_argument("program", help="a .dl or .sql file")
+    _program_argument(check)
     _join_plan_option(check)
     _schema_options(check)
     check.set_defaults(handler=_check)
 
     run = commands.add_parser("run", help="compute a program's outputs from input tables")
-    run.add_argument("program", help="a .dl or .sql file")
+    _program_argument(run)
     _join_plan_option(run)
     add_input_options(run)
     run.add_argument("--changes", action="append", metavar="REL=PATH", help="a change table for REL (columns, diff[, time]) applied after the load")
@@ -95,7 +104,7 @@ def parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_run)
 
     watch = commands.add_parser("watch", help="follow a directory of change files (Spark Structured Streaming)")
-    watch.add_argument("program", help="a .dl or .sql file")
+    _program_argument(watch)
     _join_plan_option(watch)
     add_input_options(watch)
     watch.add_argument("--changes-dir", required=True, metavar="DIR", help="change files arrive in DIR/REL/ (columns, diff[, time])")
@@ -108,7 +117,7 @@ def parser() -> argparse.ArgumentParser:
     watch.set_defaults(handler=_watch)
 
     repl = commands.add_parser("repl", help="interactive: insert, remove, commit, dump, load")
-    repl.add_argument("program", help="a .dl or .sql file")
+    _program_argument(repl)
     _join_plan_option(repl)
     add_input_options(repl)
     repl.add_argument("--stop-on-error", action="store_true",
@@ -117,7 +126,7 @@ def parser() -> argparse.ArgumentParser:
     repl.set_defaults(handler=_repl)
 
     explain = commands.add_parser("explain", help="print the logical plan and the dataflow graph")
-    explain.add_argument("program", help="a .dl or .sql file")
+    _program_argument(explain)
     _join_plan_option(explain)
     _schema_options(explain)
     explain.add_argument("--dot", metavar="FILE", help="also write the dataflow as Graphviz DOT (FILE.png/.svg renders it when Graphviz is installed)")

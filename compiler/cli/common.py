@@ -20,8 +20,11 @@ class UsageError(Exception):
     """A bad command line, exit code 2."""
 
 
-def load_program(path: str, tables=(), join_plan: str = "auto"):
+def load_program(path: str, tables=(), join_plan: str = "auto", include_dirs=()):
     """The compiled program at `path` (.dl or .sql); raises CompileError or UserError.
+
+    A Datalog program's `#include` files are searched next to the including file, then
+    in `include_dirs` (the commands' -I).
 
     A SQL program's schema comes from its tables: `tables` is [(name, path)] and each
     table's column names and types are read from the file (compiler.cli.sqlschema).
@@ -41,7 +44,7 @@ def load_program(path: str, tables=(), join_plan: str = "auto"):
         return compile_sql(text, schema=sql_schema(tables), source_name=str(path), join_plan=join_plan)
     from compiler.program import compile_datalog
 
-    return compile_datalog(text, source_name=str(path), join_plan=join_plan)
+    return compile_datalog(text, source_name=str(path), include_dirs=include_dirs, join_plan=join_plan)
 
 
 def parse_assignments(values, what: str) -> list[tuple[str, str]]:

@@ -28,7 +28,7 @@ def explain_command(args) -> int:
 
     if args.dot:
         graphviz(args.dot)  # without Graphviz, fail before printing anything
-    program = load_program(args.program, declared_tables(args), args.join_plan)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
     graph = DataflowGraph(program.session(capture="outputs").dataflow)
     lines = ["logical plan", *("  " + l for l in program.explain().splitlines())]
     pushed = pushdown(program)

@@ -250,7 +250,7 @@ def split_statements(line: str) -> list[str]:
 
 
 def repl(args) -> int:
-    program = load_program(args.program, declared_tables(args), args.join_plan)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
     spark = spark_provider(args)
     interactive = sys.stdin.isatty()
     bail = args.stop_on_error and not interactive  # at a terminal, an error only returns to the prompt

@@ -116,7 +116,7 @@ def run(args) -> int:
     if changes and args.engine == "spark":
         raise UsageError("--changes needs the in-process engine: the Spark engine evaluates the tables as they are"
                          " (keeping answers up to date as tables change stays with the in-process runtime)")
-    program = load_program(args.program, declared_tables(args), args.join_plan)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
     if args.output_dir:
         check_output_dir(args.output_dir)
     if args.engine == "spark":

@@ -203,7 +203,7 @@ class StopSignals:
 def watch(args) -> int:
     from runtime.spark.stream import follow_files
 
-    program = load_program(args.program, declared_tables(args), args.join_plan)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
     if not os.path.isdir(args.changes_dir):
         raise UserError(f"--changes-dir {args.changes_dir}: no such directory")
     check_output_dir(args.output_dir)

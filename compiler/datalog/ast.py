@@ -234,6 +234,15 @@ class IODirective:
 
 
 @dataclass(frozen=True)
+class Pragma:
+    """`.pragma "key" "value"`: a Soufflé command-line option written in the program."""
+
+    key: str
+    value: str | None
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
 class Program:
     decls: tuple[Decl, ...]
     types: tuple[TypeDecl, ...]
@@ -243,6 +252,7 @@ class Program:
     rules: tuple[Rule, ...]
     printsizes: tuple[IODirective, ...] = ()
     source: Source | None = field(default=None, compare=False)
+    pragmas: tuple[Pragma, ...] = ()
 
 
 # ---- traversal -----------------------------------------------------------------

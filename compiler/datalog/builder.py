@@ -10,6 +10,8 @@ VisitError, which compiler.datalog.parser unwraps.
 
 from __future__ import annotations
 
+import warnings
+
 from lark import Token, Transformer, v_args
 
 from compiler.datalog import dnf
@@ -26,6 +28,7 @@ from compiler.datalog.ast import (
     Functor,
     IODirective,
     Number,
+    Pragma,
     Program,
     Qualifier,
     Rule,
@@ -38,7 +41,7 @@ from compiler.datalog.ast import (
     Variable,
     Wildcard,
 )
-from compiler.errors import DeclarationError, ParseError, Source, UnsupportedError
+from compiler.errors import CompileWarning, DeclarationError, ParseError, Source, UnsupportedError
 
 # Soufflé's binding strength of binary operators (all left associative); `^` and
 # the unary operators bind tighter still and are left to the grammar.
@@ -52,6 +55,27 @@ _ESCAPES = {'"': '"', "\\": "\\", "'": "'", "n": "\n", "t": "\t", "r": "\r", "0"
 
 # Soufflé's data-structure hints: they change performance, not meaning.
 _IGNORED_QUALIFIERS = {"btree", "brie", "btree_delete", "inline", "no_inline", "magic", "no_magic", "overridable"}
+
+
+# Soufflé's `.pragma` keys (its command-line options) that tune how it evaluates or
+# what it reports, never the result: deltalog plans by itself and ignores them.
+IGNORED_PRAGMAS = {
+    "magic-transform": "an optimisation hint (deltalog plans by itself)",
+    "magic-transform-exclude": "an optimisation hint (deltalog plans by itself)",
+    "inline-exclude": "an optimisation hint (deltalog plans by itself)",
+    "disable-transformers": "an optimisation hint (deltalog plans by itself)",
+    "enable-transformers": "an optimisation hint (deltalog plans by itself)",
+    "RamSIPS": "an optimisation hint (deltalog plans by itself)",
+    "index-stats": "an optimisation hint (deltalog plans by itself)",
+    "jobs": "a run option (deltalog's runtime sets its own parallelism)",
+    "profile": "a profiling option",
+    "profile-use": "a profiling option",
+    "profile-frequency": "a profiling option",
+    "debug-report": "a reporting option",
+    "verbose": "a reporting option",
+    "emit-statistics": "a reporting option",
+    "legacy": "a compatibility switch of Soufflé's command line",
+}
 
 
 def token_span(tok: Token) -> Span:
@@ -253,13 +277,16 @@ class Builder(Transformer):
         raise self._error(UnsupportedError, "equivalence relations (eqrel) are not supported", span)
 
     def decl(self, meta, children):
-        _, name, *rest = _present(children)
+        """The Decls of one `.decl` (several when it names several relations)."""
+        _, *rest = _present(children)
+        names = [c for c in rest if isinstance(c, Token)]
         attributes = tuple(c for c in rest if isinstance(c, Attribute))
         qualifiers = [c for c in rest if isinstance(c, Qualifier)]
         if len(qualifiers) > 1:
-            raise self._error(DeclarationError, f"relation '{name}' has more than one min/max qualifier", qualifiers[1].span)
+            raise self._error(DeclarationError, f"relation '{names[0]}' has more than one min/max qualifier", qualifiers[1].span)
         as_of = "asof" in rest
-        return Decl(str(name), attributes, qualifiers[0] if qualifiers else None, span=meta_span(meta), as_of=as_of)
+        qualifier = qualifiers[0] if qualifiers else None
+        return [Decl(str(name), attributes, qualifier, span=meta_span(meta), as_of=as_of) for name in names]
 
     def type_equal(self, meta, children):
         _, name, *bases = children
@@ -294,13 +321,21 @@ class Builder(Transformer):
         kind = str(kind_token)[1:]
         return [IODirective(kind, name, options, span=span) for name, options, span in targets]
 
+    def pragma(self, meta, children):
+        _, key, value = children
+        pragma = Pragma(unescape(str(key)), None if value is None else unescape(str(value)), span=meta_span(meta))
+        if pragma.key not in IGNORED_PRAGMAS:  # at the program's file and line, as a compiler warns
+            name = self.source.name if self.source else "<string>"
+            warnings.warn_explicit(f"unknown .pragma key '{pragma.key}' (ignored)", CompileWarning, name, meta.line)
+        return pragma
+
     def unsupported_directive(self, meta, children):
         token = children[0]
         name = str(token).split()[0]
         raise self._error(UnsupportedError, f"directive '{name}' is not supported", token_span(token))
 
     def start(self, meta, children):
-        parts = {Decl: [], TypeDecl: [], "input": [], "output": [], "printsize": [], Fact: [], Rule: []}
+        parts = {Decl: [], TypeDecl: [], "input": [], "output": [], "printsize": [], Fact: [], Rule: [], Pragma: []}
         for item in children:
             for node in item if isinstance(item, list) else [item]:
                 key = node.kind if isinstance(node, IODirective) else type(node)
@@ -314,4 +349,5 @@ class Builder(Transformer):
             rules=tuple(parts[Rule]),
             printsizes=tuple(parts["printsize"]),
             source=self.source,
+            pragmas=tuple(parts[Pragma]),
         )

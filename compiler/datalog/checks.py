@@ -28,12 +28,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.datalog.ast import Decl, Fact, IODirective, Program, Qualifier, Rule, Span, Term, TypeDecl
+from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Term, TypeDecl
 from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference
 from compiler.datalog.parser import parse_datalog
+from compiler.datalog.preprocess import preprocess
 from compiler.datalog.safety import check_safety
 from compiler.datalog.stratify import Stratum, body_atoms, stratify
-from compiler.errors import DeclarationError, Source, TypeMismatchError, UnknownRelationError
+from compiler.errors import CompileError, DeclarationError, Source, TypeMismatchError, UnknownRelationError
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,19 @@ class CheckedProgram:
     # The base type of every term of every rule (keys are the rules above).
     term_types: dict[Rule, dict[Term, str]] = field(hash=False, repr=False)
     source: Source | None = field(default=None, compare=False, repr=False)
+    pragmas: tuple[Pragma, ...] = field(default=(), compare=False, repr=False)  # all ignored (builder.IGNORED_PRAGMAS)
 
 
-def check_datalog(text: str, source_name: str = "<string>") -> CheckedProgram:
-    """Parse and check Datalog source text."""
-    return check(parse_datalog(text, source_name))
+def check_datalog(text: str, source_name: str = "<string>", include_dirs=()) -> CheckedProgram:
+    """Preprocess (compiler.datalog.preprocess), parse and check Datalog source text;
+    errors name the file and line the offending text came from."""
+    text, lines = preprocess(text, source_name, include_dirs)
+    try:
+        return check(parse_datalog(text, source_name))
+    except CompileError as error:
+        if lines is None:
+            raise
+        raise lines.relocate(error) from None
 
 
 def check(program: Program) -> CheckedProgram:
@@ -129,6 +138,7 @@ def check(program: Program) -> CheckedProgram:
         printsizes=tuple(directives["printsize"]),
         term_types={rule: inference.term_types(rule) for rule in rules},
         source=source,
+        pragmas=program.pragmas,
     )
 
 

@@ -35,6 +35,7 @@ _WORDS = {
     "HINT": "a qualifier such as 'btree'",
     "$END": "end of input",
     "UNSUPPORTED_DIRECTIVE": None,  # recognised only to reject it; never suggest it
+    "PRAGMA": None,  # an option, not part of the language a message should teach
 }
 _FOUND = {"INT": "number", "FLOAT": "float", "UNSIGNED": "unsigned number", "STRING": "string"}
 

@@ -6,7 +6,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from compiler import compile_datalog
 from compiler.datalog import parse_datalog
+from compiler.errors import CompileWarning
 from compiler.datalog.ast import (
     Aggregate,
     Atom,
@@ -67,6 +69,30 @@ def test_decl_with_every_base_type_and_an_untyped_attribute():
     )
     assert decl.span == Span(1, 1, 1, 56)
     assert decl.attributes[1].span == Span(1, 20, 1, 31)
+
+
+def test_decl_of_several_relations_declares_each_alike():
+    program = parse_datalog(".decl a, b ,c(x: number, y: symbol) btree\n.decl d(z: float)")
+    assert [d.name for d in program.decls] == ["a", "b", "c", "d"]
+    attributes = (Attribute("x", "number"), Attribute("y", "symbol"))
+    assert all(strip_spans(d) == Decl(d.name, attributes, None) for d in program.decls[:3])
+    assert program.decls[1].span == Span(1, 1, 1, 42)
+
+
+def test_pragma_hints_are_kept_and_an_unknown_key_only_warns(recwarn):
+    program = parse_datalog('.pragma "magic-transform" "*"\n.pragma "profile" "p.log"\ne(1).', "p.dl")
+    assert [(p.key, p.value) for p in program.pragmas] == [("magic-transform", "*"), ("profile", "p.log")]
+    assert len(recwarn) == 0
+    with pytest.warns(CompileWarning, match=r"unknown \.pragma key 'shiny' \(ignored\)") as caught:
+        program = parse_datalog('e(1).\n.pragma "shiny"', "p.dl")
+    assert (caught[0].filename, caught[0].lineno) == ("p.dl", 2)
+    assert [(p.key, p.value) for p in program.pragmas] == [("shiny", None)]
+
+
+def test_explain_reports_each_pragma_as_ignored():
+    text = '.pragma "magic-transform" "*"\ne(1).\nt(x) :- e(x).\n.output t'
+    first = compile_datalog(text).explain().splitlines()[0]
+    assert first == 'ignored: .pragma "magic-transform" "*": an optimisation hint (deltalog plans by itself)'
 
 
 def test_decl_qualifiers_min_max_and_ignored_souffle_hints():
