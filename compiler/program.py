@@ -26,8 +26,13 @@ there (more times than it was inserted, as of the removal's time) raises
 `SessionError` and applies nothing of that call: each input's counts are kept
 in a ledger (runtime.ledger) for this check.
 
+Inputs. Any relation that no rule defines takes rows: relations only
+declared, relations with facts only (the rows join the facts), and `.input`
+relations, whose rules (if any) add to the rows fed. Rows for a relation
+that rules define and no `.input` names are refused.
+
 Errors. Misuse of a session -- an unknown relation, rows for a relation that
-is derived rather than input, a row of the wrong arity or with a value of the
+rules define, a row of the wrong arity or with a value of the
 wrong type, a time already closed -- raises `SessionError`, naming the
 relation and the problem. Every row is checked before any is buffered, so a
 failed call leaves the session as it was.
@@ -87,12 +92,14 @@ class Program:
     """A compiled Datalog program; `session()` runs it."""
 
     printsizes: tuple[str, ...] = ()  # outputs whose size the CLI prints (.printsize)
+    required_inputs: tuple[str, ...] = ()  # inputs a run must have a table for (.input)
 
     def __init__(self, checked: CheckedProgram, optimize: bool = True, **planner_options):
         self.checked = checked
         self.relations: dict[str, RelationInfo] = checked.relations
         self.outputs: tuple[str, ...] = checked.outputs
         self.printsizes: tuple[str, ...] = checked.printsizes
+        self.required_inputs: tuple[str, ...] = checked.required_inputs
         self.inputs: tuple[str, ...] = tuple(n for n, info in checked.relations.items() if info.is_input)
         plan = plan_datalog(checked)
         self.plan: Plan = optimize_plan(plan, **planner_options) if optimize else plan
@@ -213,8 +220,8 @@ class Session:
         if not info.is_input:
             inputs = ", ".join(self.program.inputs) or "none"
             raise SessionError(
-                f"'{relation}' is not an input relation: it is defined by the program's rules or facts"
-                f" (declare it with .input to feed it rows; inputs: {inputs})",
+                f"'{relation}' is not an input relation: rules of the program define it"
+                f" (rows can be fed to relations that no rule defines, or that .input names; inputs: {inputs})",
                 relation,
             )
         return self._built.inputs[relation]
