@@ -37,7 +37,7 @@ def test_str_is_file_line_column_class_message_source_line_and_caret():
 
 
 def test_caret_keeps_tabs_so_it_lines_up():
-    err = error_of("\tp(x) :- q(x),\t!r(y).\n.input q, r")
+    err = error_of("\tp(x) :- q(x),\t!r(y), !s(y).\n.input q, r, s")
     assert str(err).splitlines()[-1] == "  \t" + " " * 13 + "\t" + "   ^"
     assert (err.line, err.column) == (1, 19)
 
@@ -113,7 +113,8 @@ ERRORS = [
      "variable 'x' is not grounded: it only occurs in the head, never in a positive body atom"),
     (UnsafeVariableError, "a(x).", 1, 3,
      "variable 'x' is not grounded: it only occurs in the head, never in a positive body atom"),
-    (UnsafeVariableError, "a(x) :- b(x), !c(x, y).\n.input b, c", 1, 21,
+    # y is shared by two negated atoms: not local to one, so not existential
+    (UnsafeVariableError, "a(x) :- b(x), !c(x, y), !d(y).\n.input b, c, d", 1, 21,
      "variable 'y' is not grounded: it only occurs under negation, never in a positive body atom"),
     (UnsafeVariableError, "a(x) :- !b(x).\n.input b", 1, 12,
      "variable 'x' is not grounded: it only occurs in the head and under negation, never in a positive body atom"),
@@ -129,7 +130,7 @@ ERRORS = [
      "variable 'x' is not grounded: it only occurs in the head and inside an aggregate, never in a positive body atom"),
     (UnsafeVariableError, "a(n) :- n = sum y : { b(x) }.\n.input b", 1, 17,
      "variable 'y' is not grounded: it only occurs in the aggregate's target, never in a positive body atom"),
-    (UnsafeVariableError, "a(n) :- c(y), n = count : { b(x), !d(x, z) }.\n.input c, b, d", 1, 41,
+    (UnsafeVariableError, "a(n) :- c(y), n = count : { b(x), !d(x, z), !e(z) }.\n.input c, b, d, e", 1, 41,
      "variable 'z' is not grounded: it only occurs under negation, never in a positive body atom"),
     (UnsafeVariableError, "a(x, y) :- b(x), y = z + 1.\n.input b", 1, 22,
      "variable 'z' is not grounded: it only occurs in a comparison, never in a positive body atom"),
