@@ -54,6 +54,13 @@ _ESCAPES = {'"': '"', "\\": "\\", "'": "'", "n": "\n", "t": "\t", "r": "\r", "0"
 _IGNORED_QUALIFIERS = {"btree", "brie", "btree_delete", "inline", "no_inline", "magic", "no_magic", "overridable"}
 
 
+def unsupported_directive_message(name: str) -> str:
+    """What is said of a Soufflé directive deltalog does not support (`name` with its dot)."""
+    if name in (".comp", ".init"):
+        return "components ('.comp' and '.init') are not supported"
+    return f"directive '{name}' is not supported"
+
+
 def token_span(tok: Token) -> Span:
     return Span(tok.line, tok.column, tok.end_line, tok.end_column)
 
@@ -296,8 +303,7 @@ class Builder(Transformer):
 
     def unsupported_directive(self, meta, children):
         token = children[0]
-        name = str(token).split()[0]
-        raise self._error(UnsupportedError, f"directive '{name}' is not supported", token_span(token))
+        raise self._error(UnsupportedError, unsupported_directive_message(str(token).split()[0]), token_span(token))
 
     def start(self, meta, children):
         parts = {Decl: [], TypeDecl: [], "input": [], "output": [], "printsize": [], Fact: [], Rule: []}
