@@ -40,14 +40,13 @@ failed call leaves the session as it was.
 
 from __future__ import annotations
 
-import csv
 import gc
 from pathlib import Path
 
 import numpy as np
 
 from compiler.datalog.checks import CheckedProgram, RelationInfo, check_datalog
-from compiler.lowering.columns import runtime_types
+from compiler.lowering.columns import COLUMN_KINDS, runtime_types
 from compiler.lowering.dataflow import build_dataflow
 from compiler.lowering.datalog import plan_datalog
 from compiler.plan import Plan, explain
@@ -143,17 +142,29 @@ class Session:
     def remove(self, relation: str, rows, time: int | None = None) -> None:
         self._update(relation, rows, -1, time)
 
-    def load_facts(self, directory, delimiter: str = "\t") -> dict[str, int]:
-        """Insert `<name>.facts` (Soufflé's tab-separated format; `filename=` of .input
-        overrides the name) from `directory` for every input that has one; {name: rows}."""
+    def load_facts(self, directory, delimiter: str | None = None) -> dict[str, int]:
+        """Insert each input's Soufflé fact file in `directory` (`facts_file`) for every input
+        that has one, read as Soufflé reads it (runtime.spark.facts: the .input's `delimiter`,
+        unless `delimiter` is given, and `headers`), as the CLI's --facts-dir does; {name: rows}.
+        A file that does not fit raises SessionError and inserts nothing of it."""
+        from runtime.spark import LoadError
+        from runtime.spark.facts import read_facts
+        from runtime.spark.read import encode_source
+
         loaded = {}
         for name in self.program.inputs:
             info = self.program.relations[name]
-            path = Path(directory) / info.input_options.get("filename", f"{name}.facts")
-            if path.is_file():
-                rows = read_facts(path, info, delimiter)
-                self.insert(name, rows)
-                loaded[name] = len(rows)
+            path = facts_file(directory, info)
+            if not path.is_file():
+                continue
+            source = facts_source(info, str(path), delimiter)
+            try:
+                blocks = list(encode_source(read_facts(source), source, self.dataflow.symbols))
+            except LoadError as e:
+                raise SessionError(str(e), name) from None
+            for block, _ in blocks:
+                self.update_columns(name, block)
+            loaded[name] = sum(block.shape[1] for block, _ in blocks)
         return loaded
 
     def update_columns(self, relation: str, data, diff=1, time=None) -> None:
@@ -358,21 +369,31 @@ def _fits(value, t: str) -> bool:
     return _INT64[0] <= int(value) <= _INT64[1]
 
 
-def read_facts(path, info: RelationInfo, delimiter: str = "\t") -> list[tuple]:
-    """Rows of a Soufflé-style facts file: one row per line, values separated by `delimiter`."""
-    convert = {"number": int, "unsigned": int, "float": float, "symbol": str}
-    rows = []
-    with open(path, newline="", encoding="utf-8") as f:
-        for lineno, fields in enumerate(csv.reader(f, delimiter=delimiter, quoting=csv.QUOTE_NONE), 1):
-            if not fields or fields == [""]:
-                continue
-            if len(fields) != info.arity:
-                raise SessionError(f"{path}:{lineno}: {len(fields)} values, but '{info.name}' has {info.arity} columns", info.name)
-            try:
-                rows.append(tuple(convert[t](v) for v, t in zip(fields, info.types)))
-            except ValueError as e:
-                raise SessionError(f"{path}:{lineno}: {e}", info.name) from None
-    return rows
+def facts_file(directory, info: RelationInfo) -> Path:
+    """Where an input's Soufflé fact file is in `directory` (Soufflé's -F): the file its
+    `.input r(filename=...)` names (relative to `directory` unless absolute), else `<name>.facts`."""
+    return Path(directory) / info.input_options.get("filename", f"{info.name}.facts")
 
 
-__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "read_facts"]
+def facts_source(info: RelationInfo, path: str, delimiter: str | None = None):
+    """The runtime.spark.TableSource reading the fact file `path` as the input `info`, with
+    its `.input`'s delimiter (`delimiter` overrides it) and headers."""
+    from runtime.spark import ColumnSpec, TableSource
+
+    return TableSource(
+        path=path,
+        relation=info.name,
+        columns=tuple(ColumnSpec(n, COLUMN_KINDS[t]) for n, t in zip(info.attribute_names, info.types)),
+        format="facts",
+        **facts_options(info, delimiter),
+    )
+
+
+def facts_options(info, delimiter: str | None = None) -> dict:
+    """The TableSource settings (delimiter, header) for reading the input `info` from a
+    Soufflé fact file, from its `.input` options (a SQL relation has none: the defaults)."""
+    options = getattr(info, "input_options", {})
+    return {"delimiter": delimiter or options.get("delimiter", "\t"), "header": options.get("headers") == "true"}
+
+
+__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_file", "facts_options", "facts_source"]

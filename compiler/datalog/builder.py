@@ -289,17 +289,17 @@ class Builder(Transformer):
 
     def io_target(self, meta, children):
         name, *options = _present(children)
-        table = {}
+        table, spans = {}, {}
         for key, value, span in options:
             if key in table:
                 raise self._error(DeclarationError, f"option '{key}' given twice", span)
-            table[key] = value
-        return str(name), table, meta_span(meta)
+            table[key], spans[key] = value, span
+        return str(name), table, spans, meta_span(meta)
 
     def io_directive(self, meta, children):
         kind_token, *targets = children
         kind = str(kind_token)[1:]
-        return [IODirective(kind, name, options, span=span) for name, options, span in targets]
+        return [IODirective(kind, name, options, span=span, option_spans=spans) for name, options, spans, span in targets]
 
     def unsupported_directive(self, meta, children):
         token = children[0]

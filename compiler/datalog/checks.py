@@ -40,7 +40,7 @@ from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference
 from compiler.datalog.parser import parse_datalog
 from compiler.datalog.safety import check_safety
 from compiler.datalog.stratify import Stratum, body_atoms, stratify
-from compiler.errors import DeclarationError, Source, TypeMismatchError, UnknownRelationError
+from compiler.errors import DeclarationError, Source, TypeMismatchError, UnknownRelationError, UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -222,9 +222,34 @@ def _check_qualifier(decl: Decl, types: list[str | None], inference: Inference, 
     inference.restrict(column, NUMERIC, q.span, f"column '{q.column}' of '{decl.name}'", f"{q.kind}(...)", q.span, declared=True)
 
 
+# The options of `.input` / `.output` that deltalog honours (compiler.cli, Session.load_facts):
+# Soufflé's file I/O, its paths relative to -F (--facts-dir) or -D (--output-dir).
+IO_OPTIONS = {
+    "input": {"IO": ("file",), "filename": None, "delimiter": None, "headers": ("true", "false")},
+    "output": {"IO": ("file", "stdout"), "filename": None, "delimiter": None, "headers": ("true", "false")},
+    "printsize": {},
+}
+
+
+def _check_io_options(d: IODirective, source) -> None:
+    """Every option of the directive is one deltalog honours, with a value it knows."""
+    known = IO_OPTIONS[d.kind]
+    for key, value in d.options.items():
+        span = d.option_spans.get(key, d.span)
+        if key not in known:
+            names = ", ".join(sorted(known)) or "none"
+            raise UnsupportedError.at(f"option '{key}' of '.{d.kind}' is not supported (the options deltalog knows: {names})", span, source)
+        values = known[key]
+        if values is not None and value not in values:
+            raise UnsupportedError.at(f"'.{d.kind}' option {key}={value} is not supported (one of: {', '.join(values)})", span, source)
+        if key == "delimiter" and len(value) != 1:
+            raise UnsupportedError.at(f"delimiter {value!r}: deltalog reads and writes one-character delimiters only", span, source)
+
+
 def _index_io(directives: tuple[IODirective, ...], inference: Inference, source) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for d in directives:
+        _check_io_options(d, source)
         if d.relation not in inference.relations:
             message = f"'.{d.kind} {d.relation}' names a relation that is never declared or used"
             raise UnknownRelationError.at(message, d.span, source)

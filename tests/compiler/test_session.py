@@ -61,7 +61,7 @@ def test_compile_file_and_load_facts(tmp_path):
     s.commit()
     assert s.read("reach") == [(1, 2), (1, 3), (2, 3)]
     (tmp_path / "edge.facts").write_text("1\t2\t3\n")
-    with pytest.raises(SessionError, match="edge.facts:1"):
+    with pytest.raises(SessionError, match="edge.facts: line 1: 3 fields, but 'edge' has 2 columns"):
         s.load_facts(tmp_path)
 
 
