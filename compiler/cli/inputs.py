@@ -51,7 +51,7 @@ def input_relation(program, name: str) -> str:
     info = program.relations.get(name)
     if info is None or not info.is_input:
         known = ", ".join(program.inputs) or "none"
-        what = "is not an input relation" if info is not None else "is not a relation of the program"
+        what = "is not an input relation: rules of the program define it" if info is not None else "is not a relation of the program"
         raise UserError(f"'{name}' {what} (inputs: {known})")
     return name
 

@@ -48,6 +48,18 @@ def write(path, text: str):
     return path
 
 
+# ---- which relations take a table -------------------------------------------------------------
+
+
+def test_a_declared_relation_takes_a_table_and_a_derived_one_is_refused_truthfully(tmp_path, capsys):
+    program = write(tmp_path / "p.dl", ".decl extra(x: number)\nr(x) :- extra(x).\n")
+    write(tmp_path / "extra.facts", "4\n")
+    code, out, _ = deltalog(capsys, "run", program, "--input", f"extra={tmp_path / 'extra.facts'}")
+    assert code == 0 and out.splitlines()[-1].strip() == "4"
+    code, _, err = deltalog(capsys, "run", program, "--input", f"r={tmp_path / 'extra.facts'}")
+    assert (code, err) == (1, "deltalog: error: 'r' is not an input relation: rules of the program define it (inputs: extra)\n")
+
+
 # ---- item 3: an .input relation without a table ------------------------------------------
 
 
