@@ -187,15 +187,22 @@ def _where(exc: BaseException) -> str | None:
     return f"{Path(exc.source_name).name}:{line}:{exc.column}" if line is not None else None
 
 
-def _largest_input(program, facts_dir: str, loaded: dict[str, int]) -> tuple[str, list[tuple]] | None:
-    """The input relation with the most rows in the facts directory, and those rows."""
-    from compiler.program import facts_path, read_facts
+def _largest_input(program, session, facts_dir: str, loaded: dict[str, int]) -> tuple[str, list[tuple]] | None:
+    """The input relation with the most rows in the facts directory, and those rows
+    (read as `load_facts` reads them, decoded by the session's symbols)."""
+    from compiler.lowering.columns import runtime_types
+    from compiler.program import facts_file, facts_source
+    from runtime.spark.facts import read_facts
+    from runtime.spark.read import encode_source
 
     if not any(loaded.values()):
         return None
     name = max(loaded, key=lambda rel: (loaded[rel], rel))
     info = program.relations[name]
-    return name, read_facts(facts_path(facts_dir, info), info)
+    source = facts_source(info, str(facts_file(facts_dir, info)))
+    codec, types = session.dataflow.codec, runtime_types(info.types)
+    return name, [row for block, _ in encode_source(read_facts(source), source, session.dataflow.symbols)
+                  for row in codec.decode_rows(block, types)]
 
 
 def run_child(run: SuiteRun, verdicts) -> None:
@@ -219,7 +226,7 @@ def run_child(run: SuiteRun, verdicts) -> None:
         _emit({"phase": phase, "status": "pass", "seconds": time.perf_counter() - started})
 
         phase, started = "incremental", time.perf_counter()
-        largest = _largest_input(program, run.facts_dir, loaded)
+        largest = _largest_input(program, session, run.facts_dir, loaded)
         if largest is None:
             _emit({"phase": phase, "status": "n/a", "reason": "no input rows to remove"})
             return

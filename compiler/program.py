@@ -26,8 +26,13 @@ there (more times than it was inserted, as of the removal's time) raises
 `SessionError` and applies nothing of that call: each input's counts are kept
 in a ledger (runtime.ledger) for this check.
 
+Inputs. Any relation that no rule defines takes rows: relations only
+declared, relations with facts only (the rows join the facts), and `.input`
+relations, whose rules (if any) add to the rows fed. Rows for a relation
+that rules define and no `.input` names are refused.
+
 Errors. Misuse of a session -- an unknown relation, rows for a relation that
-is derived rather than input, a row of the wrong arity or with a value of the
+rules define, a row of the wrong arity or with a value of the
 wrong type, a time already closed -- raises `SessionError`, naming the
 relation and the problem. Every row is checked before any is buffered, so a
 failed call leaves the session as it was.
@@ -35,7 +40,6 @@ failed call leaves the session as it was.
 
 from __future__ import annotations
 
-import csv
 import gc
 from pathlib import Path
 
@@ -43,7 +47,7 @@ import numpy as np
 
 from compiler.datalog.builder import IGNORED_PRAGMAS
 from compiler.datalog.checks import CheckedProgram, RelationInfo, check_datalog
-from compiler.lowering.columns import runtime_types
+from compiler.lowering.columns import COLUMN_KINDS, runtime_types
 from compiler.lowering.dataflow import build_dataflow
 from compiler.lowering.datalog import plan_datalog
 from compiler.plan import Plan, explain
@@ -91,12 +95,14 @@ class Program:
     """A compiled Datalog program; `session()` runs it."""
 
     printsizes: tuple[str, ...] = ()  # outputs whose size the CLI prints (.printsize)
+    required_inputs: tuple[str, ...] = ()  # inputs a run must have a table for (.input)
 
     def __init__(self, checked: CheckedProgram, optimize: bool = True, **planner_options):
         self.checked = checked
         self.relations: dict[str, RelationInfo] = checked.relations
         self.outputs: tuple[str, ...] = checked.outputs
         self.printsizes: tuple[str, ...] = checked.printsizes
+        self.required_inputs: tuple[str, ...] = checked.required_inputs
         self.inputs: tuple[str, ...] = tuple(n for n, info in checked.relations.items() if info.is_input)
         plan = plan_datalog(checked)
         self.plan: Plan = optimize_plan(plan, **planner_options) if optimize else plan
@@ -144,17 +150,29 @@ class Session:
     def remove(self, relation: str, rows, time: int | None = None) -> None:
         self._update(relation, rows, -1, time)
 
-    def load_facts(self, directory, delimiter: str = "\t") -> dict[str, int]:
-        """Insert `<name>.facts` (Soufflé's tab-separated format; `filename=` of .input
-        overrides the name) from `directory` for every input that has one; {name: rows}."""
+    def load_facts(self, directory, delimiter: str | None = None) -> dict[str, int]:
+        """Insert each input's Soufflé fact file in `directory` (`facts_file`) for every input
+        that has one, read as Soufflé reads it (runtime.spark.facts: the .input's `delimiter`,
+        unless `delimiter` is given, and `headers`), as the CLI's --facts-dir does; {name: rows}.
+        A file that does not fit raises SessionError and inserts nothing of it."""
+        from runtime.spark import LoadError
+        from runtime.spark.facts import read_facts
+        from runtime.spark.read import encode_source
+
         loaded = {}
         for name in self.program.inputs:
             info = self.program.relations[name]
-            path = facts_path(directory, info)
-            if path.is_file():
-                rows = read_facts(path, info, delimiter)
-                self.insert(name, rows)
-                loaded[name] = len(rows)
+            path = facts_file(directory, info)
+            if not path.is_file():
+                continue
+            source = facts_source(info, str(path), delimiter)
+            try:
+                blocks = list(encode_source(read_facts(source), source, self.dataflow.symbols))
+            except LoadError as e:
+                raise SessionError(str(e), name) from None
+            for block, _ in blocks:
+                self.update_columns(name, block)
+            loaded[name] = sum(block.shape[1] for block, _ in blocks)
         return loaded
 
     def update_columns(self, relation: str, data, diff=1, time=None) -> None:
@@ -221,8 +239,8 @@ class Session:
         if not info.is_input:
             inputs = ", ".join(self.program.inputs) or "none"
             raise SessionError(
-                f"'{relation}' is not an input relation: it is defined by the program's rules or facts"
-                f" (declare it with .input to feed it rows; inputs: {inputs})",
+                f"'{relation}' is not an input relation: rules of the program define it"
+                f" (rows can be fed to relations that no rule defines, or that .input names; inputs: {inputs})",
                 relation,
             )
         return self._built.inputs[relation]
@@ -359,26 +377,31 @@ def _fits(value, t: str) -> bool:
     return _INT64[0] <= int(value) <= _INT64[1]
 
 
-def facts_path(directory, info: RelationInfo) -> Path:
-    """Where `load_facts(directory)` looks for the input's rows: `<name>.facts`, or `filename=` of its .input."""
+def facts_file(directory, info: RelationInfo) -> Path:
+    """Where an input's Soufflé fact file is in `directory` (Soufflé's -F): the file its
+    `.input r(filename=...)` names (relative to `directory` unless absolute), else `<name>.facts`."""
     return Path(directory) / info.input_options.get("filename", f"{info.name}.facts")
 
 
-def read_facts(path, info: RelationInfo, delimiter: str = "\t") -> list[tuple]:
-    """Rows of a Soufflé-style facts file: one row per line, values separated by `delimiter`."""
-    convert = {"number": int, "unsigned": int, "float": float, "symbol": str}
-    rows = []
-    with open(path, newline="", encoding="utf-8") as f:
-        for lineno, fields in enumerate(csv.reader(f, delimiter=delimiter, quoting=csv.QUOTE_NONE), 1):
-            if not fields or fields == [""]:
-                continue
-            if len(fields) != info.arity:
-                raise SessionError(f"{path}:{lineno}: {len(fields)} values, but '{info.name}' has {info.arity} columns", info.name)
-            try:
-                rows.append(tuple(convert[t](v) for v, t in zip(fields, info.types)))
-            except ValueError as e:
-                raise SessionError(f"{path}:{lineno}: {e}", info.name) from None
-    return rows
+def facts_source(info: RelationInfo, path: str, delimiter: str | None = None):
+    """The runtime.spark.TableSource reading the fact file `path` as the input `info`, with
+    its `.input`'s delimiter (`delimiter` overrides it) and headers."""
+    from runtime.spark import ColumnSpec, TableSource
+
+    return TableSource(
+        path=path,
+        relation=info.name,
+        columns=tuple(ColumnSpec(n, COLUMN_KINDS[t]) for n, t in zip(info.attribute_names, info.types)),
+        format="facts",
+        **facts_options(info, delimiter),
+    )
 
 
-__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_path", "read_facts"]
+def facts_options(info, delimiter: str | None = None) -> dict:
+    """The TableSource settings (delimiter, header) for reading the input `info` from a
+    Soufflé fact file, from its `.input` options (a SQL relation has none: the defaults)."""
+    options = getattr(info, "input_options", {})
+    return {"delimiter": delimiter or options.get("delimiter", "\t"), "header": options.get("headers") == "true"}
+
+
+__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_file", "facts_options", "facts_source"]

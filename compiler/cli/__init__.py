@@ -95,6 +95,8 @@ def parser() -> argparse.ArgumentParser:
     _program_argument(run)
     _join_plan_option(run)
     add_input_options(run)
+    run.add_argument("--allow-missing", action="store_true",
+                     help="take an .input relation without a table as empty (listed on stderr) instead of failing")
     run.add_argument("--changes", action="append", metavar="REL=PATH", help="a change table for REL (columns, diff[, time]) applied after the load")
     add_output_options(run)
     run.add_argument("--engine", choices=("inprocess", "spark"), default="inprocess",

@@ -12,7 +12,10 @@ its filters; the pushed predicate only saves transfer.
 `Loader` reads `TableSource`s with Spark (started on first use) and feeds
 the session the encoded columns in bulk (`Session.update_columns`), with a
 progress bar on a terminal for large tables, and keeps the time spent in
-Spark and in the transfer to the runtime.
+Spark and in the transfer to the runtime. Soufflé fact files on this machine
+are read as Soufflé reads them (runtime.spark.facts), whatever the reader,
+with the `delimiter` and `headers` of the relation's `.input`: a `.facts`
+file, and the file an `.input r(filename=...)` names.
 """
 
 from __future__ import annotations
@@ -22,12 +25,12 @@ import sys
 import time as clock
 from pathlib import Path
 
+from compiler.lowering.columns import COLUMN_KINDS as KIND
 from compiler.plan.expr import Call, Col, Const
 from compiler.plan.nodes import Filter, Scan
 from compiler.plan.program import Fixpoint
 from compiler.cli.common import UserError, is_sql
 
-KIND = {"number": "int", "unsigned": "unsigned", "float": "float", "symbol": "str"}
 _SQL_OPS = {"=": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 PROGRESS_ROWS = 1_000_000  # tables at least this large get a progress bar on a terminal
 
@@ -48,7 +51,7 @@ def input_relation(program, name: str) -> str:
     info = program.relations.get(name)
     if info is None or not info.is_input:
         known = ", ".join(program.inputs) or "none"
-        what = "is not an input relation" if info is not None else "is not a relation of the program"
+        what = "is not an input relation: rules of the program define it" if info is not None else "is not a relation of the program"
         raise UserError(f"'{name}' {what} (inputs: {known})")
     return name
 
@@ -143,6 +146,7 @@ class Loader:
         """The Arrow table of `source` (Spark's part of a load)."""
         from runtime.spark import LoadError, read_table
 
+        from runtime.spark.facts import read_facts
         from runtime.spark.read import check_source, read_parquet_arrow
 
         try:
@@ -150,9 +154,10 @@ class Loader:
         except LoadError as e:
             raise UserError(str(e)) from None
         began = clock.perf_counter()
-        if self._arrow_local(source):
+        local_read = read_facts if _local_facts(source) else read_parquet_arrow if self._arrow_local(source) else None
+        if local_read is not None:
             try:
-                table = read_parquet_arrow(source)
+                table = local_read(source)
             except LoadError as e:
                 raise UserError(str(e)) from None
             self.spark_seconds += clock.perf_counter() - began
@@ -212,7 +217,7 @@ class Loader:
 
     def load(self, relation: str, path: str, fmt: str | None = None, time=None, diff=1) -> int:
         source = self.source(relation, path, fmt)
-        if self._arrow_local(source) or is_sql(self.session.program):
+        if self._arrow_local(source) or _local_facts(source) or is_sql(self.session.program):
             return self.feed(source, self.read(source), time=time, diff=diff)
         return self._stream(source, time, diff)
 
@@ -295,12 +300,22 @@ def located(source, error: Exception) -> str:
     return f"{own}{source.path}: {message[len(own):] if message.startswith(own) else message}"
 
 
+def _local_facts(source) -> bool:
+    from runtime.spark.read import is_local
+
+    return source.format == "facts" and is_local(source.path)
+
+
 def make_source(program, relation: str, path: str, fmt: str | None = None, changes: bool = False, pushed=None):
     """The TableSource reading `path` as `relation` (a change table: plus `diff` and optional `time`)."""
+    from compiler.program import facts_options
     from runtime.spark import ColumnSpec, TableSource
 
     extras = (ColumnSpec("diff", "int"), ColumnSpec("time", "int")) if changes else ()
-    if fmt is None and path.endswith(".facts"):
+    info = program.relations[relation]
+    named = getattr(info, "input_options", {}).get("filename")  # a SQL relation has no .input options
+    named = named is not None and Path(path).name == Path(named).name
+    if fmt is None and (path.endswith(".facts") or named):
         fmt = "facts"
     return TableSource(
         path=path,
@@ -311,6 +326,7 @@ def make_source(program, relation: str, path: str, fmt: str | None = None, chang
         optional_extras=("time",) if changes else (),
         where=(pushed or {}).get(relation),
         infer_types=is_sql(program),
+        **facts_options(info),
     )
 
 
@@ -370,20 +386,28 @@ class _Progress:
 
 def facts_inputs(program, directory: str) -> list[tuple[str, str]]:
     """(relation, path) of `<rel>.facts` (or the .input's filename=) in `directory` for each input."""
+    from compiler.program import facts_file
+
     found = []
     for name in program.inputs:
-        info = program.relations[name]
-        path = Path(directory) / info.input_options.get("filename", f"{name}.facts")
+        path = facts_file(directory, program.relations[name])
         if path.is_file():
             found.append((name, str(path)))
     return found
 
 
+def dir_candidates(name: str) -> list[str]:
+    """The names `--input-dir` tries for relation `name`, in order."""
+    return [f"{name}.parquet", f"{name}.csv", f"{name}.jsonl", f"{name}.facts", name]
+
+
 def dir_inputs(program, directory: str) -> list[tuple[str, str]]:
-    """(relation, path) for each input with `<rel>.parquet`, `<rel>.csv`, `<rel>.jsonl`, `<rel>.facts` or `<rel>/` in `directory`."""
+    """(relation, path) for each input with the file its .input's filename= names, `<rel>.parquet`,
+    `<rel>.csv`, `<rel>.jsonl`, `<rel>.facts` or `<rel>/` in `directory`."""
     found = []
     for name in program.inputs:
-        for candidate in (f"{name}.parquet", f"{name}.csv", f"{name}.jsonl", f"{name}.facts", name):
+        named = getattr(program.relations[name], "input_options", {}).get("filename")
+        for candidate in ([named] if named else []) + dir_candidates(name):
             path = os.path.join(directory, candidate)
             if os.path.exists(path):
                 found.append((name, path))

@@ -3,8 +3,12 @@
 Inputs come from `--input rel=PATH` (Parquet, CSV with a header, .facts or
 JSON lines; a file or a directory), `--input-dir DIR` (`DIR/<rel>.parquet`,
 `.csv`, `.jsonl`, `.facts` or `DIR/<rel>/`) and `--facts-dir DIR`
-(`DIR/<rel>.facts`, as Soufflé's -F); an explicit `--input` wins. Everything
-is loaded at time 0 and committed. Then each `--changes rel=PATH` table (the
+(`DIR/<rel>.facts`, as Soufflé's -F); an explicit `--input` wins. As Soufflé
+fails on a missing fact file, a relation named by `.input` that gets no table
+from these (nor a `--changes` table) is an error saying where it was looked
+for, unless `--allow-missing` takes it as empty (and says so on stderr); the
+other inputs (only declared, or with facts) are read when a table is there.
+Everything is loaded at time 0 and committed. Then each `--changes rel=PATH` table (the
 relation's columns plus `diff`, and optionally `time`) is applied: rows with a
 `time` at that time (times start at 1; 0 is the initial load), and tables
 without one at one new time per file, in command-line order and, within a
@@ -22,8 +26,9 @@ import os
 import sys
 import time as clock
 
+from compiler.cli import souffle_output
 from compiler.cli.common import UsageError, UserError, load_program, parse_assignments, print_sizes, shown_outputs, spark_provider
-from compiler.cli.inputs import Loader, columns, dir_inputs, facts_inputs, input_relation, precheck, pushdown
+from compiler.cli.inputs import Loader, columns, dir_candidates, dir_inputs, facts_inputs, input_relation, precheck, pushdown
 
 
 def add_input_options(p) -> None:
@@ -100,6 +105,43 @@ def initial_inputs(args, program) -> list[tuple[str, str]]:
     return list(chosen.items())
 
 
+def require_inputs(args, program, changes) -> None:
+    """Every `.input` relation has a table, else UserError naming it and where it was looked
+    for; with --allow-missing, the inputs without one are listed on stderr as taken empty."""
+    inputs = initial_inputs(args, program)
+    precheck(program, inputs, changes)  # a table given but unreadable is the first thing to say
+    given = {rel for rel, _ in inputs} | {rel for rel, _ in changes}
+    missing = [rel for rel in getattr(program, "required_inputs", ()) if rel not in given]
+    if not missing:
+        return
+    if getattr(args, "allow_missing", False):
+        print(f"deltalog: note: no table for {_quoted(missing)}: taken as empty (--allow-missing)", file=sys.stderr)
+        return
+    rel = missing[0]
+    others = f" (nor have {_quoted(missing[1:])})" if missing[1:] else ""
+    raise UserError(f"input '{rel}' has no table: {_looked_for(args, program, rel)}{others};"
+                    f" give --input {rel}=PATH, or --allow-missing to take it as empty")
+
+
+def _quoted(names) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+def _looked_for(args, program, rel: str) -> str:
+    from compiler.program import facts_file
+
+    places = []
+    if getattr(args, "facts_dir", None):
+        places.append(f"{facts_file(args.facts_dir, program.relations[rel])} (--facts-dir)")
+    if getattr(args, "input_dir", None):
+        named = program.relations[rel].input_options.get("filename")
+        names = ([named] if named else []) + dir_candidates(rel)
+        places.append(", ".join(os.path.join(args.input_dir, n) for n in names) + " (--input-dir)")
+    if not places:
+        return "no --input, --input-dir or --facts-dir gives one"
+    return "there is no " + " nor ".join(places)
+
+
 def open_session(args, program, spark, changes=()):
     inputs = initial_inputs(args, program)
     precheck(program, inputs, changes)
@@ -117,6 +159,7 @@ def run(args) -> int:
         raise UsageError("--changes needs the in-process engine: the Spark engine evaluates the tables as they are"
                          " (keeping answers up to date as tables change stays with the in-process runtime)")
     program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
+    require_inputs(args, program, changes)
     if args.output_dir:
         check_output_dir(args.output_dir)
     if args.engine == "spark":
@@ -201,12 +244,13 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool) 
             log = [row + (t, d) for row, t, d in session.change_log(rel)]
             results.append((f"{rel}.changes", arrow_table(log, change_columns(cols))))
         for name, table in results:
-            if fmt == "table":
+            if fmt == "table" or souffle_output.printed(program, name):
                 blocks.append(format_text(name, table))
-            else:
+            elif not souffle_output.write_fact_file(program, name, table, output_dir):
                 write_table(spark.get(), table, os.path.join(output_dir, name), fmt)
-    if fmt == "table" and blocks:
+    if blocks:
         print("\n\n".join(blocks))
-    elif shown and fmt != "table":
-        print(f"wrote {', '.join(shown)} to {output_dir} ({fmt})")
+    written = [rel for rel in shown if not souffle_output.printed(program, rel)]
+    if written and fmt != "table":
+        print(f"wrote {', '.join(written)} to {output_dir} ({fmt})")
     print_sizes(program, lambda rel: len(session.read(rel)))

@@ -231,6 +231,7 @@ class IODirective:
     relation: str
     options: dict[str, str] = field(default_factory=dict, hash=False)
     span: Span = _span()
+    option_spans: dict[str, Span] = field(default_factory=dict, hash=False, compare=False)  # where each option is written
 
 
 @dataclass(frozen=True)

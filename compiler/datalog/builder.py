@@ -78,6 +78,13 @@ IGNORED_PRAGMAS = {
 }
 
 
+def unsupported_directive_message(name: str) -> str:
+    """What is said of a Soufflé directive deltalog does not support (`name` with its dot)."""
+    if name in (".comp", ".init"):
+        return "components ('.comp' and '.init') are not supported"
+    return f"directive '{name}' is not supported"
+
+
 def token_span(tok: Token) -> Span:
     return Span(tok.line, tok.column, tok.end_line, tok.end_column)
 
@@ -309,17 +316,17 @@ class Builder(Transformer):
 
     def io_target(self, meta, children):
         name, *options = _present(children)
-        table = {}
+        table, spans = {}, {}
         for key, value, span in options:
             if key in table:
                 raise self._error(DeclarationError, f"option '{key}' given twice", span)
-            table[key] = value
-        return str(name), table, meta_span(meta)
+            table[key], spans[key] = value, span
+        return str(name), table, spans, meta_span(meta)
 
     def io_directive(self, meta, children):
         kind_token, *targets = children
         kind = str(kind_token)[1:]
-        return [IODirective(kind, name, options, span=span) for name, options, span in targets]
+        return [IODirective(kind, name, options, span=span, option_spans=spans) for name, options, spans, span in targets]
 
     def pragma(self, meta, children):
         _, key, value = children
@@ -331,8 +338,7 @@ class Builder(Transformer):
 
     def unsupported_directive(self, meta, children):
         token = children[0]
-        name = str(token).split()[0]
-        raise self._error(UnsupportedError, f"directive '{name}' is not supported", token_span(token))
+        raise self._error(UnsupportedError, unsupported_directive_message(str(token).split()[0]), token_span(token))
 
     def start(self, meta, children):
         parts = {Decl: [], TypeDecl: [], "input": [], "output": [], "printsize": [], Fact: [], Rule: [], Pragma: []}

@@ -8,10 +8,16 @@ in source order (compiler.datalog.infer), then safety per rule
 (compiler.datalog.safety), then stratification (compiler.datalog.stratify).
 It either returns a CheckedProgram or raises a CompileError.
 
-Relations. Declarations are optional. A relation is an input when it is
-named by `.input`, or when it is used in a body but has neither rules nor
-facts (Soufflé would demand a declaration; we take the data from outside).
-A relation with facts but no rules is data written in the program. The
+Relations. Declarations are optional for relations that rules or facts
+define: their arity and types are inferred. A relation used in a body must
+be given rows somehow -- by a rule, a fact, a `.decl` or an `.input` --
+else it is an UnknownRelationError at its first use (most often a typo; the
+message suggests the program's relations with close names), never a silent
+empty relation. A relation is an input -- it may be fed rows from outside,
+by `Session.insert` or a table on the command line -- when no rule defines
+it (it is only declared, or only given facts, which the fed rows join) or
+when `.input` names it (as in Soufflé, its rules then add to the rows read). `required_inputs` are the `.input` relations: those a
+run reads a table for, as Soufflé reads their fact files. The
 outputs are the `.output` and `.printsize` relations (the CLI prints the size of
 a `.printsize` relation, and its rows only if it is an `.output` too), or,
 without either directive, every relation defined by rules that is not an input.
@@ -26,6 +32,7 @@ qualified relation may be recursive: keeping the minimum is monotone.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Term, TypeDecl
@@ -34,7 +41,7 @@ from compiler.datalog.parser import parse_datalog
 from compiler.datalog.preprocess import preprocess
 from compiler.datalog.safety import check_safety
 from compiler.datalog.stratify import Stratum, body_atoms, stratify
-from compiler.errors import CompileError, DeclarationError, Source, TypeMismatchError, UnknownRelationError
+from compiler.errors import CompileError, DeclarationError, Source, TypeMismatchError, UnknownRelationError, UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,7 @@ class CheckedProgram:
     rules: tuple[Rule, ...]  # disjunction-free, and each with exactly one head
     strata: tuple[Stratum, ...]  # dependency order
     outputs: tuple[str, ...]  # .output and .printsize relations (without either: every derived relation)
+    required_inputs: tuple[str, ...]  # the `.input` relations, in directive order: a run needs a table for each
     printsizes: tuple[str, ...]  # whose size the CLI prints, as Soufflé's .printsize
     # The base type of every term of every rule (keys are the rules above).
     term_types: dict[Rule, dict[Term, str]] = field(hash=False, repr=False)
@@ -85,6 +93,7 @@ def check(program: Program) -> CheckedProgram:
     source = program.source
     type_names = _resolve_type_names(program.types, source)
     decls = _index_decls(program.decls, source)
+    _check_defined(program, decls, source)
     # A rule with several heads is several rules with one body: strata may differ per head.
     rules = tuple(Rule((head,), rule.body, span=rule.span) for rule in program.rules for head in rule.heads)
 
@@ -107,8 +116,6 @@ def check(program: Program) -> CheckedProgram:
 
     directives = {kind: _index_io(getattr(program, f"{kind}s"), inference, source) for kind in ("input", "output", "printsize")}
     defined = {rule.heads[0].relation for rule in rules}
-    with_facts = {fact.relation for fact in program.facts}
-    used = {atom.relation for rule in rules for atom, _ in body_atoms(rule.body)}
     relations = {}
     for name, shape in inference.relations.items():
         decl = decls.get(name)
@@ -118,7 +125,7 @@ def check(program: Program) -> CheckedProgram:
             types=inference.relation_types(name),
             attribute_names=tuple(a.name for a in decl.attributes) if decl else tuple(f"x{i}" for i in range(shape.arity)),
             qualifier=decl.qualifier if decl else None,
-            is_input=name in directives["input"] or (name in used and name not in defined and name not in with_facts),
+            is_input=name not in defined or name in directives["input"],
             is_output=name in directives["output"],
             input_options=directives["input"].get(name, {}),
             output_options=directives["output"].get(name, {}),
@@ -135,11 +142,30 @@ def check(program: Program) -> CheckedProgram:
         rules=rules,
         strata=strata,
         outputs=outputs,
+        required_inputs=tuple(directives["input"]),
         printsizes=tuple(directives["printsize"]),
         term_types={rule: inference.term_types(rule) for rule in rules},
         source=source,
         pragmas=program.pragmas,
     )
+
+
+def _check_defined(program: Program, decls: dict[str, Decl], source) -> None:
+    """Every relation a body reads is given rows by a rule, a fact, a .decl or an .input;
+    the first use of one that is not raises UnknownRelationError."""
+    given = {head.relation for rule in program.rules for head in rule.heads}
+    given |= {fact.relation for fact in program.facts} | set(decls) | {d.relation for d in program.inputs}
+    uses = [atom for rule in program.rules for atom, _ in body_atoms(rule.body) if atom.relation not in given]
+    if not uses:
+        return
+    first = min(uses, key=lambda atom: (atom.span.line, atom.span.column))
+    close = difflib.get_close_matches(first.relation, sorted(given), n=3, cutoff=0.6)
+    if close:
+        hint = "did you mean " + " or ".join(f"'{name}'" for name in close) + "?"
+    else:
+        hint = f"declare it with '.decl {first.relation}(...)' and '.input {first.relation}' to read it from a table"
+    message = f"relation '{first.relation}' is used but never defined (no rule, fact, .decl or .input gives it rows); {hint}"
+    raise UnknownRelationError.at(message, first.span, source)
 
 
 def _resolve_type_names(type_decls: tuple[TypeDecl, ...], source) -> dict[str, str]:
@@ -206,9 +232,34 @@ def _check_qualifier(decl: Decl, types: list[str | None], inference: Inference, 
     inference.restrict(column, NUMERIC, q.span, f"column '{q.column}' of '{decl.name}'", f"{q.kind}(...)", q.span, declared=True)
 
 
+# The options of `.input` / `.output` that deltalog honours (compiler.cli, Session.load_facts):
+# Soufflé's file I/O, its paths relative to -F (--facts-dir) or -D (--output-dir).
+IO_OPTIONS = {
+    "input": {"IO": ("file",), "filename": None, "delimiter": None, "headers": ("true", "false")},
+    "output": {"IO": ("file", "stdout"), "filename": None, "delimiter": None, "headers": ("true", "false")},
+    "printsize": {},
+}
+
+
+def _check_io_options(d: IODirective, source) -> None:
+    """Every option of the directive is one deltalog honours, with a value it knows."""
+    known = IO_OPTIONS[d.kind]
+    for key, value in d.options.items():
+        span = d.option_spans.get(key, d.span)
+        if key not in known:
+            names = ", ".join(sorted(known)) or "none"
+            raise UnsupportedError.at(f"option '{key}' of '.{d.kind}' is not supported (the options deltalog knows: {names})", span, source)
+        values = known[key]
+        if values is not None and value not in values:
+            raise UnsupportedError.at(f"'.{d.kind}' option {key}={value} is not supported (one of: {', '.join(values)})", span, source)
+        if key == "delimiter" and len(value) != 1:
+            raise UnsupportedError.at(f"delimiter {value!r}: deltalog reads and writes one-character delimiters only", span, source)
+
+
 def _index_io(directives: tuple[IODirective, ...], inference: Inference, source) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for d in directives:
+        _check_io_options(d, source)
         if d.relation not in inference.relations:
             message = f"'.{d.kind} {d.relation}' names a relation that is never declared or used"
             raise UnknownRelationError.at(message, d.span, source)

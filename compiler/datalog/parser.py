@@ -4,6 +4,10 @@
 exceptions never escape. A syntax error is reported as a ParseError that says
 what was found and, in words, what the parser could have accepted there
 (groups such as "a term" or "an operator" stand for their many tokens).
+Where the parser stops at Soufflé syntax for a feature deltalog lacks
+(components, records, ADTs, functors such as `range` or `@f`, subsumption,
+choice-domain), the error is instead an UnsupportedError naming the feature
+at its first token, which may lie well before where parsing stopped.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from lark.exceptions import UnexpectedInput, UnexpectedToken, VisitError
 from lark.lexer import PatternStr
 
 from compiler.datalog.ast import Program
-from compiler.datalog.builder import Builder
+from compiler.datalog.builder import Builder, unsupported_directive_message
 from compiler.errors import CompileError, ParseError, Source, UnsupportedError
 
 _WORDS = {
@@ -94,15 +98,58 @@ def parse_datalog(text: str, source_name: str = "<string>") -> Program:
 FUNCTORS = ("cat", "strlen", "substr", "to_number", "to_string", "min", "max")
 
 
-def _unsupported_construct(token, text: str) -> tuple[str, int] | None:
-    """Soufflé syntax this parser stops at because deltalog lacks the feature: what it
-    is, and the offset where it starts (on the token's line)."""
-    if token.type == "$END":
-        return None
-    if token.value == "<=" and text[: token.start_pos].rstrip().endswith(")"):
-        return "subsumptive rules (head <= head :- body) are not supported", token.start_pos
-    word = text.rfind("choice", 0, token.start_pos + 1)
-    if word >= 0 and text.startswith("choice-domain", word) and word + len("choice") == token.start_pos:
+# Soufflé functors deltalog lacks; a call of any other unknown name is a ParseError.
+_SOUFFLE_FUNCTORS = {
+    "range": "the functor 'range' (a multi-valued functor) is not supported",
+    "autoinc": "the functor 'autoinc' (a counter) is not supported",
+    "as": "type casts ('as(x, T)') are not supported",
+    **{name: f"the functor '{name}' is not supported" for name in ("to_float", "to_unsigned", "ord", "lower", "upper")},
+}
+# Characters that start a Soufflé construct and nothing in deltalog's grammar.
+_SOUFFLE_CHARACTERS = {
+    "[": "records ('[a, b]' and record types) are not supported",
+    "$": "algebraic data types (ADT constructors '$Name(...)') are not supported",
+    "@": "user-defined functors ('@name(...)') are not supported",
+}
+_ADT_DECLARATION = re.compile(r"\.type\s+[A-Za-z_?][A-Za-z0-9_?]*\s*=\s*[A-Za-z_?][A-Za-z0-9_?]*\s*$")
+_NOT_CODE = re.compile(r'"(\\.|[^"\\\n])*"|//[^\n]*|/\*(.|\n)*?\*/')
+
+
+def _code_only(text: str) -> str:
+    """`text` with strings and comments blanked (newlines kept): offsets stay valid."""
+    return _NOT_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+@lru_cache(maxsize=1)
+def _directive_pattern() -> re.Pattern:
+    """A line starting with a directive the grammar's UNSUPPORTED_DIRECTIVE recognises."""
+    return re.compile(r"(?m)^[ \t]*(" + _lark().get_terminal("UNSUPPORTED_DIRECTIVE").pattern.value + ")")
+
+
+def _unsupported_feature(text: str, offset: int) -> tuple[str, int] | None:
+    """Soufflé syntax deltalog lacks that explains a parse error at `offset`: what it is
+    and the offset of its first token. An unsupported directive anywhere before the
+    error comes first: a component's body parses as statements until its closing `}`."""
+    code = _code_only(text)
+    directive = _directive_pattern().search(code, 0, offset + 1)
+    if directive:
+        return unsupported_directive_message(directive.group(1).split()[0]), directive.start(1)
+    here = code[offset : offset + 1]
+    before = code[:offset].rstrip()
+    if here in _SOUFFLE_CHARACTERS:
+        return _SOUFFLE_CHARACTERS[here], offset
+    if here == "{":
+        adt = _ADT_DECLARATION.search(code, 0, len(before))
+        if adt and "\n." not in code[adt.start() : offset]:
+            return "algebraic data types ('.type T = A {...} | B {...}') are not supported", adt.start()
+    if here == "(":
+        call = re.search(r"([A-Za-z_?][A-Za-z0-9_?]*)\s*$", before)
+        if call and call.group(1) in _SOUFFLE_FUNCTORS:
+            return _SOUFFLE_FUNCTORS[call.group(1)], call.start(1)
+    if code.startswith("<=", offset) and before.endswith(")"):
+        return "subsumptive rules (head <= head :- body) are not supported", offset
+    word = code.rfind("choice", 0, offset + 1)
+    if word >= 0 and code.startswith("choice-domain", word) and word + len("choice") == offset:
         return "choice-domain is not supported", word
     return None
 
@@ -150,7 +197,20 @@ def _end_position(text: str) -> tuple[int, int]:
     return line, len(body) - (body.rfind("\n") + 1) + 1
 
 
-def _parse_error(exc: UnexpectedInput, source: Source, parser: Lark) -> ParseError:
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _parse_error(exc: UnexpectedInput, source: Source, parser: Lark) -> CompileError:
+    offset = exc.pos_in_stream
+    if isinstance(exc, UnexpectedToken):
+        offset = len(source.text) if exc.token.type == "$END" else exc.token.start_pos
+    unsupported = _unsupported_feature(source.text, offset) if offset is not None else None
+    if unsupported:
+        message, start = unsupported
+        line, column = _position(source.text, start)
+        return UnsupportedError(message, line, column, source.name, source.line_text(line))
     rest = source.text[exc.pos_in_stream :] if exc.pos_in_stream is not None else ""
     if rest.startswith("/*"):
         message = "unterminated comment ('/*' without '*/')"
@@ -167,10 +227,6 @@ def _parse_error(exc: UnexpectedInput, source: Source, parser: Lark) -> ParseErr
         # lookaheads, which include tokens that cannot actually come next.
         expected = exc.accepts or exc.expected
         message = f"expected {_describe_expected(expected, parser)} but found {found}"
-        unsupported = _unsupported_construct(token, source.text)
-        if unsupported:
-            message, start = unsupported
-            return UnsupportedError(message, line, column - (token.start_pos - start), source.name, source.line_text(line))
         call = re.search(r"([A-Za-z_][A-Za-z0-9_?]*)\s*$", source.text[: token.start_pos]) if token.value == "(" else None
         if call:  # `name(` where only a term fits: a call of a functor we lack
             message = f"unknown functor '{call.group(1)}' (the functors: {', '.join(FUNCTORS)})"

@@ -4,8 +4,9 @@ A variable is grounded in its scope when it is an argument of a positive atom
 of that scope's body, or when it is one side of an equality `x = e` whose
 other side uses only grounded variables (repeated to a fixpoint, so chains
 like `y = x + 1, z = y * 2` work). Variables taken from an enclosing scope
-must be grounded there. Anything else -- a variable that occurs only in the
-head, under negation, in a comparison, in a functor argument -- would range
+must be grounded there. A variable local to one negated atom is existential
+and needs no grounding (compiler.datalog.scope). Anything else -- a variable
+that occurs only in the head, under negation, in a comparison, in a functor argument -- would range
 over an infinite domain, and is an UnsafeVariableError pointing at it. The
 wildcard `_` is only meaningful as a whole argument of a body atom.
 """
@@ -152,7 +153,7 @@ def _check_scope(scope: Scope, grounded_outside: frozenset[str], source) -> None
 
     unsafe: dict[str, list[tuple[Variable, str]]] = {}
     for var, context in _occurrences(scope):
-        if var.name in scope.own and var.name not in grounded:
+        if var.name in scope.own and var.name not in grounded and var.name not in scope.existential:
             unsafe.setdefault(var.name, []).append((var, context))
     if unsafe:
         # `x = e` would bind x if e were grounded: x's trouble is e's, so blame e's variables.

@@ -7,13 +7,20 @@ variable, bound from outside; a variable occurring only inside the aggregate
 is local to it, so two sibling aggregates may use the same local name for
 different things. A Scope records which names it owns and which it takes
 from outside, for the safety check and type inference.
+
+Existential variables. A variable of a scope that occurs nowhere but as
+whole arguments of one negated atom, as `P` in `!s(X, 5, P)` or
+`!s(X, P, P)`, means "there is no P such that ...", as in Soufflé: it is
+`_`, except that its repeated occurrences must be equal. Such a variable
+needs no grounding; a variable shared by two negated atoms (and nothing
+positive) is not existential, and stays unsafe.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.datalog.ast import Aggregate, Literal, Term, Variable, literal_terms, subterms
+from compiler.datalog.ast import Aggregate, Literal, Negation, Term, Variable, literal_terms, subterms
 
 
 @dataclass(eq=False)
@@ -24,6 +31,7 @@ class Scope:
     parent: "Scope | None"
     own: frozenset[str] = frozenset()
     outer: frozenset[str] = frozenset()  # names used here (or deeper) but owned outside
+    existential: frozenset[str] = frozenset()  # own names local to one negated atom (see above)
     children: dict[int, "Scope"] = field(default_factory=dict)  # id(Aggregate) -> its scope
 
     def owner(self, name: str) -> "Scope":
@@ -66,4 +74,29 @@ def _build(literals, results, aggregate, visible_outside, parent) -> Scope:
         scope.children[id(agg)] = child
         used |= child.outer
     scope.outer = frozenset(used & visible_outside)
+    deeper = set().union(*(child.outer for child in scope.children.values()))
+    scope.existential = frozenset((_local_to_one_negation(literals, results) & scope.own) - deeper)
     return scope
+
+
+def _local_to_one_negation(literals, results) -> set[str]:
+    """Names whose every occurrence among these literals and results is a whole argument
+    of one and the same negated atom."""
+    owner: dict[str, int | None] = {}  # name -> index of its negated atom (None: used elsewhere)
+    for index, lit in enumerate(literals):
+        whole = {a.name for a in lit.atom.args if isinstance(a, Variable)} if isinstance(lit, Negation) else set()
+        names, _ = scan((lit,), ())
+        for name in names:
+            mine = index if name in whole and not _nested(lit, name) else None
+            owner[name] = mine if owner.get(name, mine) == mine else None
+    used_in_results, _ = scan((), results)
+    return {name for name, index in owner.items() if index is not None} - used_in_results
+
+
+def _nested(negation: Negation, name: str) -> bool:
+    """Whether `name` also occurs inside an expression argument of `negation`."""
+    return any(
+        isinstance(sub, Variable) and sub.name == name
+        for arg in negation.atom.args if not isinstance(arg, Variable)
+        for sub in subterms(arg)
+    )

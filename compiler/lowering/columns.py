@@ -21,6 +21,8 @@ from compiler.plan.expr import Call, Col, Const, Expr
 from compiler.plan.ops import FLOAT, NATURAL_DTYPE, SYMBOL, UNSIGNED, apply
 
 RUNTIME_TYPES = {"number": "int", "unsigned": "int", "float": "float", "symbol": "str"}
+# How a table's column is read for a column of each type (runtime.spark.ColumnSpec kinds).
+COLUMN_KINDS = {"number": "int", "unsigned": "unsigned", "float": "float", "symbol": "str"}
 
 
 def runtime_types(types) -> tuple[str, ...]:

@@ -10,7 +10,9 @@ comparisons and `contains`/`match` become Filters (after a Filter on the
 domain of any partial op, compiler.plan.expr.domain), `x = e` with `x` unbound
 extends the rows with a column for `x` (a Project), and a negated atom
 becomes an Antijoin on its bound arguments (constants filter the negated
-relation; `_` is no key). The head is a Project of its argument expressions.
+relation; `_` is no key, and neither is an existential variable, one local
+to the negated atom, whose repeated occurrences filter the negated relation
+on equal columns). The head is a Project of its argument expressions.
 
 Aggregates (`count`, `sum e`, `min e`, `max e`, `mean e` over `{ body }`), with
 Soufflé's meaning. Variables of the aggregate body that also occur outside
@@ -225,7 +227,7 @@ class RuleContext:
                 if isinstance(side, Variable) and side.name not in b.cols and b.ready(other):
                     return 3 if has_aggregate else 2
         if isinstance(lit, Negation):
-            ok = all(isinstance(a, Wildcard) or b.ready(a) for a in lit.atom.args)
+            ok = all(isinstance(a, Wildcard) or _existential(a, b) or b.ready(a) for a in lit.atom.args)
             return (3 if has_aggregate else 1) if ok else 9
         if all(b.ready(t) for t in terms):
             return 3 if has_aggregate else 0
@@ -254,10 +256,17 @@ class RuleContext:
         atom = lit.atom
         right = self.relation_node(atom.relation, atom.span)
         keys, conditions = [], []
+        existential: dict[str, int] = {}  # name -> its first column in the negated relation
         for i, arg in enumerate(atom.args):
             if isinstance(arg, Wildcard):
                 continue
-            if isinstance(arg, CONSTANTS):
+            if _existential(arg, b):
+                if arg.name in existential:
+                    j = existential[arg.name]
+                    conditions.append(Call("=", (Col(j, right.types[j]), Col(i, right.types[i]))))
+                else:
+                    existential[arg.name] = i
+            elif isinstance(arg, CONSTANTS):
                 conditions.append(Call("=", (Col(i, right.types[i]), constant(arg.value, right.types[i]))))
             elif isinstance(arg, Variable):
                 keys.append((b.cols[arg.name], i))
@@ -302,6 +311,11 @@ class RuleContext:
             joined = Union((joined, filled), span=agg.span)
         b.node = joined
         return outer.arity + k
+
+
+def _existential(term: Term, b: Body) -> bool:
+    """Whether `term` is a variable local to its negated atom ("there is no value such that")."""
+    return isinstance(term, Variable) and term.name in b.scope.existential
 
 
 def _literal_terms(lit) -> tuple[Term, ...]:

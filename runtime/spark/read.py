@@ -2,7 +2,8 @@
 
 A `TableSource` names a path (a file or a directory of part files, local or
 any URL Spark reads), its format ("parquet", "csv" with a header row,
-"facts" = Soufflé's tab-separated rows without a header, "json" lines), the
+"facts" = Soufflé's delimited rows, tab-separated and without a header unless
+`delimiter` and `header` say otherwise (runtime.spark.facts), "json" lines), the
 relation it feeds and that relation's columns (`ColumnSpec`: name and kind).
 `read_table(spark, source)` returns an Arrow table with exactly the
 relation's columns in order (plus `extras` such as a change table's `diff`
@@ -54,6 +55,8 @@ class TableSource:
     optional_extras: tuple[str, ...] = ()  # extras that may be missing
     where: str | None = None
     infer_types: bool = False  # CSV: let Spark infer column types (else every column is text)
+    delimiter: str = "\t"  # facts: the field separator (Soufflé's `.input r(delimiter=...)`)
+    header: bool = False  # facts: the first line names the columns (Soufflé's `headers=true`)
 
 
 def is_local(path: str) -> bool:
@@ -96,7 +99,8 @@ def read_dataframe(spark, source: TableSource):
         elif fmt == "csv":
             df = reader.options(header=True, mode="FAILFAST", emptyValue="", inferSchema=source.infer_types).csv(path)
         elif fmt == "facts":
-            df = reader.options(sep="\t", header=False, quote="\u0000", escape="\u0000", mode="FAILFAST", emptyValue="").csv(path)
+            df = reader.options(sep=source.delimiter, header=source.header, quote="\u0000", escape="\u0000",
+                                mode="FAILFAST", emptyValue="").csv(path)
         elif fmt == "json":
             df = reader.options(mode="FAILFAST").json(path)
         else:
@@ -105,7 +109,20 @@ def read_dataframe(spark, source: TableSource):
         if isinstance(e, LoadError):
             raise
         raise read_failure(source, fmt, e, f"Spark cannot read it as {fmt}") from None
+    if fmt == "facts":
+        df = _souffle_facts(df, source)
     return _select(df, source, fmt, where)
+
+
+def _souffle_facts(df, source: TableSource):
+    """A fact file as Soufflé reads it: Spark reads an empty field as null (it is the empty
+    symbol) and an empty file as no columns at all (it is an empty relation)."""
+    from pyspark.sql import functions as F
+
+    if not df.columns:
+        names = [c.name for c in source.columns + source.extras]
+        return df.sparkSession.createDataFrame([], ", ".join(f"`{n}` string" for n in names))
+    return df.select([F.coalesce(F.col(f"`{c}`"), F.lit("")).alias(c) for c in df.columns])
 
 
 def map_columns(names: list[str], source: TableSource, fmt: str, where: str) -> tuple[list[str], list[str]]:
@@ -114,7 +131,7 @@ def map_columns(names: list[str], source: TableSource, fmt: str, where: str) -> 
     wanted = [c.name for c in source.columns]
     extras = [c.name for c in source.extras]
     optional = [e for e in extras if e in source.optional_extras]
-    if fmt != "facts" and all(w.lower() in lower for w in wanted):
+    if (fmt != "facts" or source.header) and all(w.lower() in lower for w in wanted):
         present = [e for e in extras if e.lower() in lower]
         missing = [e for e in extras if e.lower() not in lower and e not in optional]
         if missing:
@@ -393,7 +410,7 @@ def malformed_text(source: TableSource, fmt: str) -> str | None:
         return None
     local = local_path(source.path)
     try:
-        bad = first_malformed_line(local, fmt)
+        bad = first_malformed_line(local, fmt, source.delimiter)
     except (OSError, UnicodeDecodeError) as err:
         bad = f"cannot read it as UTF-8 text: {err}"
     return f"'{source.relation}': {source.path}: {bad}" if bad else None
@@ -417,11 +434,11 @@ _ERROR_CLASS = re.compile(r"\[[A-Z][A-Z_]*(\.[A-Z_]+)?\]")
 _JAVA_EXCEPTION = re.compile(r"^(: |Caused by: )?([\w$]+\.)+[\w$]*(Exception|Error): ")
 
 
-def first_malformed_line(path: str, fmt: str) -> str | None:
+def first_malformed_line(path: str, fmt: str, delimiter: str = "\t") -> str | None:
     """Where the local text table at `path` (a file or a directory of part files) first
     breaks its format, as "FILE: line N: what"; None when every line parses. CSV records
     must have the header's number of fields, .facts rows the first row's number of
-    tab-separated fields, and JSON lines must each be one object; blank lines are skipped,
+    fields separated by `delimiter`, and JSON lines must each be one object; blank lines are skipped,
     as Spark skips them."""
     import csv
     import json
@@ -444,11 +461,12 @@ def first_malformed_line(path: str, fmt: str) -> str | None:
                     line = line.rstrip("\r\n")
                     if not line.strip():
                         continue
-                    fields = line.count("\t") + 1
+                    fields = line.count(delimiter) + 1
                     if width is None:
                         width, first = fields, number
                     elif fields != width:
-                        return f"{at} {number}: {_fields(fields)} (tab-separated), line {first} has {width}"
+                        separated = "tab-separated" if delimiter == "\t" else f"separated by {delimiter!r}"
+                        return f"{at} {number}: {_fields(fields)} ({separated}), line {first} has {width}"
             else:
                 for number, line in enumerate(fh, 1):
                     if not line.strip():

@@ -222,6 +222,9 @@ class _Rule:
                         yield from self._rest(others, {**env, side.name: value}, db, visible)
                         return
             terms = _lit_terms(lit)
+            if isinstance(lit, Negation) and all(isinstance(o, Negation) for o in others):
+                # Last come negations: their variables still unbound now are existential.
+                terms = [t for t in terms if not (isinstance(t, Variable) and t.name not in env)]
             if all(self._ready(t, env, visible) for t in terms):
                 try:
                     ok = self.holds(lit, env, db, visible)
@@ -249,8 +252,21 @@ class _Rule:
                     result = False
             return result != lit.negated
         assert isinstance(lit, Negation)
-        values = [None if isinstance(a, Wildcard) else self.value(a, env, db, visible) for a in lit.atom.args]
-        return not any(all(v is None or v == x for v, x in zip(values, row)) for row in db[lit.atom.relation])
+        return not any(self._matches(lit.atom.args, row, env, db, visible) for row in db[lit.atom.relation])
+
+    def _matches(self, args, row, env, db, visible) -> bool:
+        """Whether `row` matches the arguments of a negated atom; its unbound variables
+        (existential) match any value, the same value at each of their occurrences."""
+        local = {}
+        for arg, x in zip(args, row):
+            if isinstance(arg, Wildcard):
+                continue
+            if isinstance(arg, Variable) and arg.name not in env:
+                if local.setdefault(arg.name, x) != x:
+                    return False
+            elif self.value(arg, env, db, visible) != x:
+                return False
+        return True
 
     # ---- terms ----
 

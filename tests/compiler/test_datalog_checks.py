@@ -35,12 +35,12 @@ def test_types_from_declarations_with_user_types():
 
 
 def test_types_flow_backwards_and_forwards_through_rules():
-    p = check_datalog("b(x) :- a(x).\nc(x, n) :- b(x), n = strlen(x).\nd(y) :- c(_, y).")
+    p = check_datalog("b(x) :- a(x).\nc(x, n) :- b(x), n = strlen(x).\nd(y) :- c(_, y).\n.input a")
     assert types(p) == {"b": ("symbol",), "a": ("symbol",), "c": ("symbol", "number"), "d": ("number",)}
 
 
 def test_untyped_columns_default_to_number():
-    p = check_datalog("r(x) :- e(x, _).\n.decl f(a, b: symbol)\ns(x) :- f(x, _).")
+    p = check_datalog("r(x) :- e(x, _).\n.decl f(a, b: symbol)\ns(x) :- f(x, _).\n.input e")
     assert types(p) == {"f": ("number", "symbol"), "r": ("number",), "e": ("number", "number"), "s": ("number",)}
 
 
@@ -103,16 +103,27 @@ def test_inputs_outputs_and_facts():
         "start(1).\n"
         "reach(x) :- start(x).\n"
         "reach(y) :- reach(x), edge(x, y), !blocked(y).\n"
-        "unreached(x) :- node(x), !reach(x).\n"
+        "unreached(x) :- node(x), !reach(x).\n.input blocked, node\n"
     )
     inputs = {n for n, r in p.relations.items() if r.is_input}
-    assert inputs == {"edge", "blocked", "node"}  # start has facts: data in the program
+    assert inputs == {"edge", "blocked", "node", "start"}  # no rule defines start: rows may join its facts
+    assert p.required_inputs == ("edge", "blocked", "node")
     assert p.relations["edge"].input_options == {"IO": "file", "filename": "edge.csv"}
     assert p.outputs == ("reach", "unreached")  # no .output: every derived relation
     assert not any(r.is_output for r in p.relations.values())
     assert [f.relation for f in p.facts] == ["start"]
     assert p.relations["blocked"].attribute_names == ("x0",)
     assert p.relations["blocked"].span.line == 5
+
+
+def test_relations_given_rows_by_a_declaration_an_input_or_facts_may_be_read_and_fed():
+    p = check_datalog(
+        ".decl declared(x: number)\n.decl unused(x: symbol)\n.input listed\nfact(1).\n"
+        "r(x) :- declared(x), listed(x), fact(x).\nonly_head(x) :- r(x).\n"
+    )
+    assert {n for n, r in p.relations.items() if r.is_input} == {"declared", "unused", "listed", "fact"}
+    assert p.required_inputs == ("listed",)
+    assert p.outputs == ("r", "only_head")  # used only in heads: inferred, derived
 
 
 def test_explicit_outputs_in_the_order_written():
@@ -123,7 +134,7 @@ def test_explicit_outputs_in_the_order_written():
 
 
 def test_input_relations_may_also_have_rules():
-    p = check_datalog(".decl e(x: number)\n.input e\ne(x) :- f(x).")
+    p = check_datalog(".decl e(x: number)\n.input e\ne(x) :- f(x).\n.input f")
     assert p.relations["e"].is_input and p.outputs == ()
 
 
@@ -136,7 +147,7 @@ def test_empty_program():
 
 
 def test_rules_have_one_head_and_no_disjunction():
-    p = check_datalog("a(x), b(x) :- c(x) ; d(x).")
+    p = check_datalog("a(x), b(x) :- c(x) ; d(x).\n.input c, d")
     assert [(r.heads[0].relation, r.body[0].relation) for r in p.rules] == [("a", "c"), ("b", "c"), ("a", "d"), ("b", "d")]
     assert [s.relations for s in p.strata] == [("a",), ("b",)]
 
@@ -144,15 +155,15 @@ def test_rules_have_one_head_and_no_disjunction():
 @pytest.mark.parametrize(
     "text",
     [
-        "r(x, z) :- e(x), y = x + 1, z = y * 2.",
-        "r(x, z) :- e(x), z = y * 2, y = x + 1.",  # order does not matter
-        "r(y) :- e(x), x + 1 = y.",
-        "r(x, n) :- e(x), n = count : { f(x, _) }.",  # x correlated from outside
-        "r(x) :- e(x), !f(x, _), x != 3.",
-        "r(s) :- e(x), s = to_string(x), match(\"[0-9]+\", s).",
-        "r(n) :- n = count : f(_, _).",
+        "r(x, z) :- e(x), y = x + 1, z = y * 2.\n.input e",
+        "r(x, z) :- e(x), z = y * 2, y = x + 1.\n.input e",  # order does not matter
+        "r(y) :- e(x), x + 1 = y.\n.input e",
+        "r(x, n) :- e(x), n = count : { f(x, _) }.\n.input e, f",  # x correlated from outside
+        "r(x) :- e(x), !f(x, _), x != 3.\n.input e, f",
+        "r(s) :- e(x), s = to_string(x), match(\"[0-9]+\", s).\n.input e",
+        "r(n) :- n = count : f(_, _).\n.input f",
         "r(1 + 2).",
-        "r(m) :- e(x), m = max(x, 3), m = min(m, 10).",
+        "r(m) :- e(x), m = max(x, 3), m = min(m, 10).\n.input e",
     ],
 )
 def test_safe_rules(text):
@@ -170,7 +181,7 @@ def test_strata_in_dependency_order_with_recursion_flags():
         "even(n) :- odd(m), n = m + 1, n < 10.\n"
         "odd(n) :- even(m), n = m + 1, n < 10.\n"
         "far(x, y) :- node(x), node(y), !path(x, y).\n"
-        "size(n) :- n = count : far(_, _).\n"
+        "size(n) :- n = count : far(_, _).\n.input edge, node\n"
     )
     assert [(s.relations, s.recursive, len(s.rules)) for s in p.strata] == [
         (("path",), True, 2),
@@ -186,7 +197,7 @@ def test_min_aggregates_and_min_qualified_relations_may_recurse():
         "dist(x, 0) :- start(x).\n"
         "dist(y, d + 1) :- dist(x, d), edge(x, y).\n"
         "best(x, m) :- node(x), m = min d : { best(y, d), edge(y, x) }.\n"
-        "best(x, 0) :- start(x).\n"
+        "best(x, 0) :- start(x).\n.input start, edge, node\n"
     )
     assert p.relations["dist"].qualifier.column == "d"
     assert [(s.relations, s.recursive) for s in p.strata] == [(("dist",), True), (("best",), True)]
@@ -217,7 +228,7 @@ def test_two_hundred_rules_parse_and_check_well_under_a_second():
 
 def test_a_cycle_of_thousands_of_relations_is_one_recursive_stratum():
     n = 1500  # deeper than Python's recursion limit: Tarjan must not recurse
-    text = "\n".join(f"p{i}(x) :- p{(i + 1) % n}(x), e(x)." for i in range(n))
+    text = "\n".join(f"p{i}(x) :- p{(i + 1) % n}(x), e(x)." for i in range(n)) + "\n.input e"
     (stratum,) = check_datalog(text).strata
     assert stratum.recursive and len(stratum.relations) == n and stratum.relations[:2] == ("p0", "p1")
 
@@ -268,7 +279,8 @@ _rules = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4), st.booleans())
 @given(_rules)
 def test_stratification_agrees_with_brute_force(rules):
     """Rules `p{h}(x) :- e(x), [!]p{b}(x).`: stratifiable iff no negated edge lies on a cycle."""
-    text = "\n".join(f"p{h}(x) :- e(x), {'!' if neg else ''}p{b}(x)." for h, b, neg in rules)
+    declared = "".join(f".decl p{i}(x: number)\n" for i in range(5)) + ".input e\n"  # p{b} may have no rule
+    text = declared + "\n".join(f"p{h}(x) :- e(x), {'!' if neg else ''}p{b}(x)." for h, b, neg in rules)
     reach = _reaches(5, [(h, b) for h, b, _ in rules])  # head depends on body
     defined = {h for h, _, _ in rules}
     bad = any(neg and b in defined and (b, h) in reach for h, b, neg in rules)

@@ -37,7 +37,7 @@ def test_str_is_file_line_column_class_message_source_line_and_caret():
 
 
 def test_caret_keeps_tabs_so_it_lines_up():
-    err = error_of("\tp(x) :- q(x),\t!r(y).")
+    err = error_of("\tp(x) :- q(x),\t!r(y), !s(y).\n.input q, r, s")
     assert str(err).splitlines()[-1] == "  \t" + " " * 13 + "\t" + "   ^"
     assert (err.line, err.column) == (1, 19)
 
@@ -50,7 +50,7 @@ def test_every_error_class_is_a_compile_error_exported_by_the_package():
 
 
 def test_errors_survive_pickling_with_their_position():
-    err = error_of("a(x) :- b(x).\na(x, y) :- b(x), b(y).")
+    err = error_of("a(x) :- b(x).\na(x, y) :- b(x), b(y).\n.input b")
     copy = pickle.loads(pickle.dumps(err))
     assert type(copy) is ArityError and str(copy) == str(err)
 
@@ -78,13 +78,46 @@ PARSE_ERRORS = [
     # As in Soufflé, min with one argument is an aggregate, `min (x) : ...`, not a functor.
     ("r(x) :- q(x), x = min(x).", 1, 25, "expected ':' but found '.'"),
     ("r(x) :- q(x), x = strlen x.", 1, 26, "expected '(' but found identifier 'x'"),
-    ("r(x) :- q(x), x = ord(\"a\").", 1, 19, "unknown functor 'ord' (the functors: cat, strlen, substr, to_number, to_string, min, max)"),
+    ("r(x) :- q(x), x = fold(\"a\").", 1, 19, "unknown functor 'fold' (the functors: cat, strlen, substr, to_number, to_string, min, max)"),
     ("r(9223372036854775808).", 1, 3, "the literal 9223372036854775808 does not fit in a number (64-bit signed): at most 9223372036854775807"),
     ("r(x) :- q(x), x = 0x1ffffffffffffffff.", 1, 19,
      "the literal 0x1ffffffffffffffff does not fit in a number (64-bit signed): at most 9223372036854775807"),
     ("r(18446744073709551616u).", 1, 3,
      "the literal 18446744073709551616 does not fit in an unsigned (64-bit): at most 18446744073709551615"),
 ]
+
+
+# Soufflé features deltalog lacks: reported at their first token, by name, not as a parse error
+UNSUPPORTED_FEATURES = [
+    (".decl e(a: number)\n.comp Graph {\n  .decl edge(a: number, b: number)\n  edge(1, 2).\n}\n.init g = Graph\n", 2, 1,
+     "components ('.comp' and '.init') are not supported"),
+    ("e(1).\n  .init g = Graph\n", 2, 3, "components ('.comp' and '.init') are not supported"),
+    ("r(x) :- q(x), x = [1, 2].", 1, 19, "records ('[a, b]' and record types) are not supported"),
+    (".type Pair = [a: number, b: number]", 1, 14, "records ('[a, b]' and record types) are not supported"),
+    (".decl e(a: number)\n.type T = A {x: number}\n  | B {}", 2, 1,
+     "algebraic data types ('.type T = A {...} | B {...}') are not supported"),
+    ("r(x) :- q(y), x = $A(y).", 1, 19, "algebraic data types (ADT constructors '$Name(...)') are not supported"),
+    ("r(x) :- q(y), x = @f(y).", 1, 19, "user-defined functors ('@name(...)') are not supported"),
+    ("r(x) :- x = range(1, 5).", 1, 13, "the functor 'range' (a multi-valued functor) is not supported"),
+    ("r(x) :- q(y), x = autoinc().", 1, 19, "the functor 'autoinc' (a counter) is not supported"),
+    ("r(x) :- q(y),\n  x = to_float(y).", 2, 7, "the functor 'to_float' is not supported"),
+    ("r(x) :- q(y), x = as(y, number).", 1, 19, "type casts ('as(x, T)') are not supported"),
+    ('r(x) :- q(x), x = ord("a").', 1, 19, "the functor 'ord' is not supported"),
+    (".functor f(number): number\nr(x) :- q(y), x = @f(y).", 1, 1, "directive '.functor' is not supported"),
+]
+
+
+@pytest.mark.parametrize("text, line, column, message", UNSUPPORTED_FEATURES)
+def test_unsupported_souffle_features_are_named_at_their_first_token(text, line, column, message):
+    with pytest.raises(UnsupportedError) as info:
+        parse_datalog(text)
+    err = info.value
+    assert (err.line, err.column, err.message) == (line, column, message)
+
+
+def test_brackets_in_strings_and_comments_are_not_records():
+    program = parse_datalog('.decl r(x: symbol) // [not a record]\nr("[a, b] $ @").\n')
+    assert [f.args[0].value for f in program.facts] == ["[a, b] $ @"]
 
 
 @pytest.mark.parametrize("text, line, column, message", PARSE_ERRORS)
@@ -99,58 +132,59 @@ def test_parse_errors(text, line, column, message):
 
 ERRORS = [
     # arity
-    (ArityError, "r(x) :- b(x, y), c(x).\nr(x) :- b(x).", 2, 9,
+    (ArityError, "r(x) :- b(x, y), c(x).\nr(x) :- b(x).\n.input b, c", 2, 9,
      "'b' is used with 1 argument here, but has 2 arguments in its first use (line 1, column 9)"),
     (ArityError, ".decl b(x: number)\nr(x) :- b(x, 1).", 2, 9,
      "'b' is used with 2 arguments here, but has 1 argument in its declaration (line 1, column 1)"),
     (ArityError, "e(1, 2).\ne(3).", 2, 1,
      "'e' is used with 1 argument here, but has 2 arguments in its first use (line 1, column 1)"),
-    (ArityError, "r(n) :- q(s), n = substr(s, 1).", 1, 19, "substr takes 3 arguments, but is given 2"),
-    (ArityError, "r(n) :- q(s), n = strlen(s, s).", 1, 19, "strlen takes 1 argument, but is given 2"),
-    (ArityError, "r(n) :- q(n), n = cat().", 1, 19, "cat needs at least 1 argument"),
+    (ArityError, "r(n) :- q(s), n = substr(s, 1).\n.input q", 1, 19, "substr takes 3 arguments, but is given 2"),
+    (ArityError, "r(n) :- q(s), n = strlen(s, s).\n.input q", 1, 19, "strlen takes 1 argument, but is given 2"),
+    (ArityError, "r(n) :- q(n), n = cat().\n.input q", 1, 19, "cat needs at least 1 argument"),
     # unsafe variables and wildcards
-    (UnsafeVariableError, "a(x) :- b(y).", 1, 3,
+    (UnsafeVariableError, "a(x) :- b(y).\n.input b", 1, 3,
      "variable 'x' is not grounded: it only occurs in the head, never in a positive body atom"),
     (UnsafeVariableError, "a(x).", 1, 3,
      "variable 'x' is not grounded: it only occurs in the head, never in a positive body atom"),
-    (UnsafeVariableError, "a(x) :- b(x), !c(x, y).", 1, 21,
+    # y is shared by two negated atoms: not local to one, so not existential
+    (UnsafeVariableError, "a(x) :- b(x), !c(x, y), !d(y).\n.input b, c, d", 1, 21,
      "variable 'y' is not grounded: it only occurs under negation, never in a positive body atom"),
-    (UnsafeVariableError, "a(x) :- !b(x).", 1, 12,
+    (UnsafeVariableError, "a(x) :- !b(x).\n.input b", 1, 12,
      "variable 'x' is not grounded: it only occurs in the head and under negation, never in a positive body atom"),
-    (UnsafeVariableError, "a(x) :- b(x), y < x.", 1, 15,
+    (UnsafeVariableError, "a(x) :- b(x), y < x.\n.input b", 1, 15,
      "variable 'y' is not grounded: it only occurs in a comparison, never in a positive body atom"),
-    (UnsafeVariableError, "a(x) :- b(x), c(x + y).", 1, 21,
+    (UnsafeVariableError, "a(x) :- b(x), c(x + y).\n.input b, c", 1, 21,
      "variable 'y' is not grounded: it only occurs in an argument expression, never in a positive body atom"),
-    (UnsafeVariableError, "a(x) :- b(x), x = strlen(s).", 1, 26,
+    (UnsafeVariableError, "a(x) :- b(x), x = strlen(s).\n.input b", 1, 26,
      "variable 's' is not grounded: it only occurs in a functor argument, never in a positive body atom"),
-    (UnsafeVariableError, 'a(x) :- b(x), contains("a", s).', 1, 29,
+    (UnsafeVariableError, 'a(x) :- b(x), contains("a", s).\n.input b', 1, 29,
      "variable 's' is not grounded: it only occurs in a contains/match test, never in a positive body atom"),
-    (UnsafeVariableError, "a(x, n) :- n = count : { b(x, _) }.", 1, 28,
+    (UnsafeVariableError, "a(x, n) :- n = count : { b(x, _) }.\n.input b", 1, 28,
      "variable 'x' is not grounded: it only occurs in the head and inside an aggregate, never in a positive body atom"),
-    (UnsafeVariableError, "a(n) :- n = sum y : { b(x) }.", 1, 17,
+    (UnsafeVariableError, "a(n) :- n = sum y : { b(x) }.\n.input b", 1, 17,
      "variable 'y' is not grounded: it only occurs in the aggregate's target, never in a positive body atom"),
-    (UnsafeVariableError, "a(n) :- c(y), n = count : { b(x), !d(x, z) }.", 1, 41,
+    (UnsafeVariableError, "a(n) :- c(y), n = count : { b(x), !d(x, z), !e(z) }.\n.input c, b, d, e", 1, 41,
      "variable 'z' is not grounded: it only occurs under negation, never in a positive body atom"),
-    (UnsafeVariableError, "a(x, y) :- b(x), y = z + 1.", 1, 22,
+    (UnsafeVariableError, "a(x, y) :- b(x), y = z + 1.\n.input b", 1, 22,
      "variable 'z' is not grounded: it only occurs in a comparison, never in a positive body atom"),
-    (UnsafeVariableError, "a(_) :- b(x).", 1, 3, "'_' is not allowed in the head"),
-    (UnsafeVariableError, "a(x) :- b(x), x != _.", 1, 20, "'_' is not allowed in a comparison"),
-    (UnsafeVariableError, "a(x) :- b(x), c(_ + 1).", 1, 17, "'_' is not allowed in an expression"),
-    (UnsafeVariableError, "a(x) :- b(x), match(_, x).", 1, 21, "'_' is not allowed in match(...)"),
-    (UnsafeVariableError, "a(n) :- n = sum _ : b(_).", 1, 17, "'_' is not allowed in an aggregate's target"),
+    (UnsafeVariableError, "a(_) :- b(x).\n.input b", 1, 3, "'_' is not allowed in the head"),
+    (UnsafeVariableError, "a(x) :- b(x), x != _.\n.input b", 1, 20, "'_' is not allowed in a comparison"),
+    (UnsafeVariableError, "a(x) :- b(x), c(_ + 1).\n.input b, c", 1, 17, "'_' is not allowed in an expression"),
+    (UnsafeVariableError, "a(x) :- b(x), match(_, x).\n.input b", 1, 21, "'_' is not allowed in match(...)"),
+    (UnsafeVariableError, "a(n) :- n = sum _ : b(_).\n.input b", 1, 17, "'_' is not allowed in an aggregate's target"),
     # types
     (TypeMismatchError, 'edge("a", 2).\nedge(1, 2).', 2, 6,
      "1 is numeric, but argument 1 of 'edge' is a symbol (from line 1, column 6)"),
     (TypeMismatchError, ".decl b(x: number)\nr(x) :- b(x), strlen(x) = 3.", 2, 22,
      "variable 'x' is a number (declared at line 1, column 9), but argument 1 of strlen must be a symbol"
      " (from line 2, column 15)"),
-    (TypeMismatchError, 'a(x) :- b(x), x < "s".', 1, 19,
+    (TypeMismatchError, 'a(x) :- b(x), x < "s".\n.input b', 1, 19,
      "\"s\" is a symbol, but variable 'x' must be numeric (from line 1, column 15)"),
-    (TypeMismatchError, "a(x) :- b(x), x = 1u, x = 1.5.", 1, 27,
+    (TypeMismatchError, "a(x) :- b(x), x = 1u, x = 1.5.\n.input b", 1, 27,
      "1.5 is a float, but variable 'x' is an unsigned (from line 1, column 19)"),
-    (TypeMismatchError, "a(x) :- b(x), y = x band 1.5.", 1, 26,
+    (TypeMismatchError, "a(x) :- b(x), y = x band 1.5.\n.input b", 1, 26,
      "1.5 is a float, but variable 'x' must be an integer (number or unsigned) (from line 1, column 19)"),
-    (TypeMismatchError, 'p(x) :- q(x), r(s), s = cat(x, "!"), x > 0.', 1, 38,
+    (TypeMismatchError, 'p(x) :- q(x), r(s), s = cat(x, "!"), x > 0.\n.input q, r', 1, 38,
      "variable 'x' is a symbol (from line 1, column 25), but an operand of '>' must be numeric"),
     (TypeMismatchError, ".decl name(n: number, s: symbol)\nbad(s) :- name(s, _).\nbad(n) :- name(_, n).", 3, 19,
      "variable 'n' is a number (declared at line 1, column 12), but argument 2 of 'name' is a symbol"
@@ -160,17 +194,17 @@ ERRORS = [
     (TypeMismatchError, '.decl d(a: number, b) max(b)\nd(1, "x").', 2, 6,
      "\"x\" is a symbol, but argument 2 of 'd' must be numeric (declared at line 1, column 23)"),
     # stratification
-    (StratificationError, "win(x) :- move(x, y), !win(y).", 1, 24,
+    (StratificationError, "win(x) :- move(x, y), !win(y).\n.input move", 1, 24,
      "cannot stratify: negation of 'win' inside its own recursion: win -> !win"),
-    (StratificationError, "a(x) :- b(x), !c(x).\nc(x) :- d(x), a(x).", 1, 16,
+    (StratificationError, "a(x) :- b(x), !c(x).\nc(x) :- d(x), a(x).\n.input b, d", 1, 16,
      "cannot stratify: negation of 'c' inside its own recursion: a -> !c -> a"),
     (StratificationError, "total(n) :- n = count : total(_).", 1, 25,
      "cannot stratify: count over 'total' inside its own recursion: total -> count(total)"
      " (only min and max may aggregate recursively)"),
-    (StratificationError, "p(x) :- q(x).\nq(x) :- r(x).\nr(x) :- p(x), s(x, n), n = sum y : { p(y) }.", 3, 38,
+    (StratificationError, "p(x) :- q(x).\nq(x) :- r(x).\nr(x) :- p(x), s(x, n), n = sum y : { p(y) }.\n.input s", 3, 38,
      "cannot stratify: sum over 'p' inside its own recursion: r -> sum(p) -> q -> r"
      " (only min and max may aggregate recursively)"),
-    (StratificationError, "p(x) :- e(x).\np(m) :- m = min y : { p(y), !p(y + 1) }.", 2, 30,
+    (StratificationError, "p(x) :- e(x).\np(m) :- m = min y : { p(y), !p(y + 1) }.\n.input e", 2, 30,
      "cannot stratify: negation of 'p' inside its own recursion: p -> !p"),
     # declarations and relations
     (DeclarationError, ".decl a(x: number)\n.decl a(y: number)", 2, 1,
@@ -186,6 +220,15 @@ ERRORS = [
     (DeclarationError, ".decl r(x: number) min(x) max(x)", 1, 27, "relation 'r' has more than one min/max qualifier"),
     (DeclarationError, ".input e(a=1, a=2)\ne(1).", 1, 15, "option 'a' given twice"),
     (DeclarationError, "e(1).\n.output e\n.output e", 3, 9, "relation 'e' has two .output directives"),
+    # a body relation nothing gives rows: a typo, never an empty input
+    (UnknownRelationError, ".decl edge(a: number, b: number)\n.input edge\nreach(r, r) :- edge(r, _).\n"
+     "reach(r, m) :- reach(r, n), edeg(n, m).", 4, 29,
+     "relation 'edeg' is used but never defined (no rule, fact, .decl or .input gives it rows); did you mean 'edge'?"),
+    (UnknownRelationError, "p(1).\nq(x) :- p(x), !blocked(x).", 2, 16,
+     "relation 'blocked' is used but never defined (no rule, fact, .decl or .input gives it rows);"
+     " declare it with '.decl blocked(...)' and '.input blocked' to read it from a table"),
+    (UnknownRelationError, "node(1).\nc(k) :- node(x), k = count : { nodes(x) }.", 2, 32,
+     "relation 'nodes' is used but never defined (no rule, fact, .decl or .input gives it rows); did you mean 'node'?"),
     (UnknownRelationError, "e(1).\n.output f", 2, 9, "'.output f' names a relation that is never declared or used"),
     # valid Soufflé we do not support
     (UnsupportedError, ".decl r(x: number, y: number) eqrel", 1, 31, "equivalence relations (eqrel) are not supported"),

@@ -83,6 +83,26 @@ def test_negation_with_constants_wildcards_and_expressions():
     assert read(r, "no_succ") == [(2,), (3,)]
 
 
+def test_a_variable_local_to_one_negated_atom_is_existential():
+    text = (
+        ".decl main(x: number, y: number, z: number)\n.input main\n"
+        ".decl s3(a: number, b: number, c: number)\n.input s3\n"
+        "projected(X, Y) :- main(X, Y, Z), not s3(X, 5, P).\n"  # no P with s3(X, 5, P)
+        "no_pair(X) :- main(X, _, _), !s3(X, P, P).\n"  # no P with s3(X, P, P): the equality stays
+        "count_free(X, n) :- main(X, _, _), n = count : { main(X, Y, _), !s3(Y, Q, Q) }."  # inside an aggregate too
+    )
+    main = [(1, 10, 0), (2, 20, 0), (3, 30, 0)]
+    r = run(text, {"main": main, "s3": [(1, 5, 7), (2, 6, 7), (2, 8, 8), (3, 4, 5)]})
+    assert read(r, "projected") == [(2, 20), (3, 30)]
+    assert read(r, "no_pair") == [(1,), (3,)]
+    assert read(r, "count_free") == [(1, 1), (2, 1), (3, 1)]
+    r.remove("s3", [(2, 8, 8)])
+    r.insert("s3", [(10, 1, 1)])
+    r.commit()
+    assert read(r, "no_pair") == [(1,), (2,), (3,)]
+    assert read(r, "count_free") == [(1, 0), (2, 1), (3, 1)]  # main(1, 10, _), but now s3(10, 1, 1)
+
+
 def test_negation_of_a_lower_stratum_inside_recursion():
     text = EDGES + ".decl blocked(x: number)\n.input blocked\nreach(1).\nreach(y) :- reach(x), e(x, y), !blocked(y)."
     r = run(text, {"e": [(1, 2), (2, 3), (3, 4)], "blocked": [(3,)]})

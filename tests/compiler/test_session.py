@@ -37,9 +37,9 @@ def test_program_outputs_inputs_and_relations():
 
 
 def test_without_output_directives_every_derived_relation_is_an_output():
-    program = compiler.compile_datalog("a(x) :- e(x).\nb(x) :- a(x).\nf(1).")
+    program = compiler.compile_datalog("a(x) :- e(x).\nb(x) :- a(x).\nf(1).\n.input e")
     assert program.outputs == ("a", "b")
-    assert program.inputs == ("e",)
+    assert program.inputs == ("e", "f")  # no rule defines f: rows may join its fact
 
 
 def test_compile_errors_are_compile_errors(tmp_path):
@@ -61,7 +61,7 @@ def test_compile_file_and_load_facts(tmp_path):
     s.commit()
     assert s.read("reach") == [(1, 2), (1, 3), (2, 3)]
     (tmp_path / "edge.facts").write_text("1\t2\t3\n")
-    with pytest.raises(SessionError, match="edge.facts:1"):
+    with pytest.raises(SessionError, match="edge.facts: line 1: 3 fields, but 'edge' has 2 columns"):
         s.load_facts(tmp_path)
 
 
@@ -175,9 +175,26 @@ def test_unknown_relation(loaded):
 
 
 def test_rows_for_a_derived_relation(loaded):
-    with pytest.raises(SessionError, match="'reach' is not an input relation"):
+    with pytest.raises(SessionError) as err:
         loaded.insert("reach", [(5, 6)])
+    assert str(err.value) == (
+        "'reach' is not an input relation: rules of the program define it"
+        " (rows can be fed to relations that no rule defines, or that .input names; inputs: edge)"
+    )
     assert_unchanged(loaded, [(1, 2)])
+
+
+def test_every_relation_no_rule_defines_takes_rows():
+    s = session(
+        ".decl declared(x: number)\n.decl unused(s: symbol)\nfact(1).\n"
+        "r(x) :- declared(x).\nr(x) :- fact(x).\n.output r, unused\n"
+    )
+    s.insert("declared", [(5,)])
+    s.insert("fact", [(7,)])
+    s.insert("unused", [("a",)])
+    s.commit()
+    assert s.read("r") == [(1,), (5,), (7,)]
+    assert s.read("unused") == [("a",)]
 
 
 @pytest.mark.parametrize(

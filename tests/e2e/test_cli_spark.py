@@ -467,7 +467,7 @@ def test_missing_file_wrong_columns_unknown_relation_and_usage(tmp_path):
     )
 
     unknown = cli("run", REACH, "--input", f"reach={DATA}/edge.parquet")
-    assert unknown.returncode == 1 and "'reach' is not an input relation (inputs: edge, root)" in unknown.stderr
+    assert unknown.returncode == 1 and "'reach' is not an input relation: rules of the program define it (inputs: edge, root)" in unknown.stderr
 
     assert cli("run", REACH, "--format", "csv").returncode == 2
     assert cli("run", REACH, "--input", "edge").returncode == 2

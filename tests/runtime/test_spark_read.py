@@ -190,3 +190,23 @@ def test_a_sql_change_table_is_refused_whole():
     loader.feed(source, bad.slice(0, 2))
     session.commit()
     assert sorted(session.read("result"), key=str) == [(1, 2), (5, 6)]
+
+
+def test_spark_reads_fact_files_as_the_local_reader_does(provider, tmp_path):
+    """Fact files at paths only Spark can open take the same options and give the same rows:
+    empty fields are empty symbols, an empty file is an empty relation, delimiter and headers."""
+    from runtime.spark.facts import read_facts
+
+    names = (ColumnSpec("id", "int"), ColumnSpec("s", "str"))
+    cases = [
+        ("tabs.facts", "1\t\n2\tb\n", {}),
+        ("empty.facts", "", {}),
+        ("named.csv", "s,id\nx,1\n,2\n", {"delimiter": ",", "header": True}),
+    ]
+    for file, text, options in cases:
+        (tmp_path / file).write_text(text)
+        source = TableSource(str(tmp_path / file), "name", names, format="facts", **options)
+        local, spark = read_facts(source), read_table(provider.get(), source)
+        assert spark.column_names == local.column_names == ["id", "s"]
+        assert spark.to_pylist() == local.to_pylist(), file
+    assert local.to_pylist() == [{"id": "1", "s": "x"}, {"id": "2", "s": ""}]

@@ -1,0 +1,190 @@
+"""Soufflé's file I/O through `deltalog run`: missing input tables, fact files read as
+Soufflé reads them, `.input`/`.output` options, compile-time checks of those options.
+
+In process (`compiler.cli.main`) with Spark refused: local fact files never need it.
+One subprocess run checks the exit code and the one line a user sees.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import compiler
+from compiler.cli import main
+
+REACH = """
+.decl edge(a: number, b: number)
+.input edge
+.decl root(r: number)
+.input root
+.decl reach(r: number, n: number)
+.output reach
+reach(r, r) :- root(r).
+reach(r, n) :- reach(r, m), edge(m, n).
+"""
+
+
+@pytest.fixture(autouse=True)
+def no_spark(monkeypatch):
+    from runtime.spark import SparkProvider
+
+    def refuse(self):
+        raise RuntimeError("Spark was started")
+
+    monkeypatch.setattr(SparkProvider, "_start", refuse)
+
+
+def deltalog(capsys, *args) -> tuple[int, str, str]:
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(path, text: str):
+    path.write_text(text)
+    return path
+
+
+# ---- which relations take a table -------------------------------------------------------------
+
+
+def test_a_declared_relation_takes_a_table_and_a_derived_one_is_refused_truthfully(tmp_path, capsys):
+    program = write(tmp_path / "p.dl", ".decl extra(x: number)\nr(x) :- extra(x).\n")
+    write(tmp_path / "extra.facts", "4\n")
+    code, out, _ = deltalog(capsys, "run", program, "--input", f"extra={tmp_path / 'extra.facts'}")
+    assert code == 0 and out.splitlines()[-1].strip() == "4"
+    code, _, err = deltalog(capsys, "run", program, "--input", f"r={tmp_path / 'extra.facts'}")
+    assert (code, err) == (1, "deltalog: error: 'r' is not an input relation: rules of the program define it (inputs: extra)\n")
+
+
+# ---- item 3: an .input relation without a table ------------------------------------------
+
+
+def test_a_missing_input_table_fails_naming_the_relation_and_where_it_looked(tmp_path, capsys):
+    program = write(tmp_path / "reach.dl", REACH)
+    data = tmp_path / "data"
+    data.mkdir()
+    write(data / "edge.facts", "1\t2\n")
+    code, out, err = deltalog(capsys, "run", program, "--input-dir", data)
+    assert (code, out) == (1, "")
+    looked = ", ".join(str(data / n) for n in ("root.parquet", "root.csv", "root.jsonl", "root.facts", "root"))
+    assert err == (f"deltalog: error: input 'root' has no table: there is no {looked} (--input-dir);"
+                   " give --input root=PATH, or --allow-missing to take it as empty\n")
+    code, _, err = deltalog(capsys, "run", program, "-F", data)
+    assert code == 1 and f"there is no {data / 'root.facts'} (--facts-dir)" in err
+    code, _, err = deltalog(capsys, "run", program)
+    assert code == 1 and "input 'edge' has no table: no --input, --input-dir or --facts-dir gives one (nor have 'root')" in err
+
+
+def test_allow_missing_takes_the_inputs_without_a_table_as_empty_and_says_which(tmp_path, capsys):
+    program = write(tmp_path / "reach.dl", REACH)
+    write(tmp_path / "root.facts", "1\n")
+    code, out, err = deltalog(capsys, "run", program, "-F", tmp_path, "--allow-missing")
+    assert code == 0
+    assert err == "deltalog: note: no table for 'edge': taken as empty (--allow-missing)\n"
+    assert out.splitlines()[0].startswith("reach (1 row")  # root 1 reaches itself
+
+
+def test_only_input_relations_need_a_table(tmp_path, capsys):
+    program = write(tmp_path / "p.dl", ".decl extra(x: number)\nseen(1).\nr(x) :- seen(x).\nr(x) :- extra(x).\n.output r\n")
+    code, out, err = deltalog(capsys, "run", program, "-F", tmp_path)  # extra and seen: fed if a file is there
+    assert (code, err) == (0, "") and out.splitlines()[0].startswith("r (1 row")
+    write(tmp_path / "extra.facts", "7\n")
+    write(tmp_path / "seen.facts", "3\n")
+    code, out, _ = deltalog(capsys, "run", program, "-F", tmp_path)
+    assert code == 0 and [line.strip() for line in out.splitlines()[-3:]] == ["1", "3", "7"]
+
+
+def test_a_missing_input_is_exit_1_with_one_line_in_a_subprocess(tmp_path):
+    program = write(tmp_path / "reach.dl", REACH)
+    done = subprocess.run([sys.executable, "-m", "compiler.cli", "run", str(program), "-F", str(tmp_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"deltalog: error: input 'edge' has no table: there is no {tmp_path / 'edge.facts'} (--facts-dir) (nor have 'root');"
+        " give --input edge=PATH, or --allow-missing to take it as empty"
+    ]
+
+
+# ---- item 4: fact files as Soufflé reads them -------------------------------------------------
+
+NAMES = """
+.decl name(id: number, s: symbol)
+.input name
+.decl shown(id: number, s: symbol)
+.output shown
+shown(i, s) :- name(i, s).
+"""
+
+
+def test_empty_files_and_empty_fields_the_cli_and_load_facts_alike(tmp_path, capsys):
+    program = write(tmp_path / "names.dl", NAMES + ".decl flag(x: number)\n.input flag\nshown(x, \"flag\") :- flag(x).\n")
+    write(tmp_path / "name.facts", "1\t\n2\tb\n\n3\t\n")  # empty fields, a blank line
+    write(tmp_path / "flag.facts", "")  # an empty relation
+    session = compiler.compile_file(program).session()
+    assert session.load_facts(tmp_path) == {"name": 3, "flag": 0}
+    session.commit()
+    assert session.read("shown") == [(1, ""), (2, "b"), (3, "")]
+    code, out, err = deltalog(capsys, "run", program, "-F", tmp_path)
+    assert (code, err) == (0, "") and out.splitlines()[0] == "shown (3 rows)"
+
+
+def test_input_and_output_options_are_honoured(tmp_path, capsys):
+    program = write(tmp_path / "opts.dl", """
+.decl name(id: number, s: symbol)
+.input name(IO=file, filename="names.csv", delimiter=",", headers=true)
+.decl shown(id: number, s: symbol)
+.output shown(filename="result/shown.tsv", delimiter="|", headers=true)
+.decl count_of(n: number)
+.output count_of(IO=stdout)
+shown(i, s) :- name(i, s).
+count_of(n) :- n = count : name(_, _).
+""")
+    facts = tmp_path / "facts"
+    facts.mkdir()
+    write(facts / "names.csv", "s,id\nx,1\n,2\n")  # by the header's names, in another order
+    out_dir = tmp_path / "out"
+    code, out, err = deltalog(capsys, "run", program, "-F", facts, "-D", out_dir, "--format", "csv")
+    assert (code, err) == (0, "")
+    assert (out_dir / "result" / "shown.tsv").read_text() == "id|s\n1|x\n2|\n"
+    assert not (out_dir / "count_of").exists()
+    assert out.splitlines()[0].startswith("count_of (1 row")
+    assert out.splitlines()[1:] == ["n", "-", "2", f"wrote shown to {out_dir} (csv)"]
+    session = compiler.compile_file(program).session()
+    assert session.load_facts(facts) == {"name": 2}
+    session.commit()
+    assert session.read("shown") == [(1, "x"), (2, "")]
+
+
+def test_input_dir_finds_the_file_an_input_names(tmp_path, capsys):
+    program = write(tmp_path / "opts.dl", NAMES.replace(".input name", '.input name(filename="people.txt", delimiter=";")'))
+    write(tmp_path / "people.txt", "1;a\n2;b\n")
+    code, out, err = deltalog(capsys, "run", program, "--input-dir", tmp_path, "--reader", "arrow")
+    assert (code, err) == (0, "") and out.splitlines()[0] == "shown (2 rows)"
+
+
+def test_a_fact_file_that_does_not_fit_names_the_line(tmp_path, capsys):
+    program = write(tmp_path / "names.dl", NAMES)
+    write(tmp_path / "name.facts", "1\ta\n2\tb\tc\n")
+    code, _, err = deltalog(capsys, "run", program, "-F", tmp_path)
+    assert (code, err) == (1, f"deltalog: error: 'name': {tmp_path / 'name.facts'}: line 2: 3 fields (tab-separated), line 1 has 2\n")
+    write(tmp_path / "name.facts", "x\ta\n")
+    code, _, err = deltalog(capsys, "run", program, "-F", tmp_path)
+    assert code == 1 and err.startswith(f"deltalog: error: 'name': {tmp_path / 'name.facts'}: column 'id': row 1: 'x' is not")
+
+
+@pytest.mark.parametrize("directive, column, message", [
+    ('.input e(compress=true)', 10, "option 'compress' of '.input' is not supported (the options deltalog knows: IO, delimiter, filename, headers)"),
+    ('.input e(IO=sqlite, dbname="x")', 10, "'.input' option IO=sqlite is not supported (one of: file)"),
+    ('.output e(filename="e.csv", headers=yes)', 29, "'.output' option headers=yes is not supported (one of: true, false)"),
+    ('.input e(delimiter="::")', 10, "delimiter '::': deltalog reads and writes one-character delimiters only"),
+])
+def test_an_unknown_option_is_a_located_error_from_check_and_run(tmp_path, capsys, directive, column, message):
+    program = write(tmp_path / "bad.dl", f".decl e(x: number)\n{directive}\nr(x) :- e(x).\n")
+    for command in ("check", "run"):
+        code, _, err = deltalog(capsys, command, program)
+        assert code == 1
+        assert err.splitlines()[0] == f"{program}:2:{column}: UnsupportedError: {message}"
