@@ -330,6 +330,10 @@ class Session:
             raise SessionError(f"unknown relation '{relation}' (the program's relations: {known})", relation)
         return capture
 
+    def output_updates(self) -> int:
+        """How many updates the captured relations have received so far (for progress displays)."""
+        return sum(capture.op.received for capture in self._built.captures.values())
+
     @property
     def dataflow(self):
         """The underlying runtime.Dataflow (for inspection and benchmarks)."""

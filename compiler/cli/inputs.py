@@ -128,10 +128,11 @@ class Loader:
 
     def __init__(self, session, spark, pushed: dict[str, str] | None = None, progress: bool | None = None, reader: str = "spark"):
         self.session = session
-        self.reader = reader  # "spark", or "arrow": local Parquet read by pyarrow, no Spark
+        self.reader = reader  # "spark", or "arrow": local tables read by pyarrow, no Spark
         self.spark = spark  # a runtime.spark.SparkProvider
         self.pushed = pushed or {}
         self.progress = sys.stderr.isatty() if progress is None else progress
+        self.on_rows = None  # if set, called with the rows of each block read (instead of the bars)
         self.spark_seconds = 0.0
         self.transfer_seconds = 0.0
         self.rows = 0
@@ -143,7 +144,7 @@ class Loader:
         """The Arrow table of `source` (Spark's part of a load)."""
         from runtime.spark import LoadError, read_table
 
-        from runtime.spark.read import check_source, read_parquet_arrow
+        from runtime.spark.read import check_source, read_arrow
 
         try:
             check_source(source)  # a missing file or unmappable columns fail before Spark starts
@@ -152,7 +153,7 @@ class Loader:
         began = clock.perf_counter()
         if self._arrow_local(source):
             try:
-                table = read_parquet_arrow(source)
+                table = read_arrow(source)
             except LoadError as e:
                 raise UserError(str(e)) from None
             self.spark_seconds += clock.perf_counter() - began
@@ -181,9 +182,9 @@ class Loader:
             self.transfer_seconds += clock.perf_counter() - began
             self.rows += n
             return n
-        bar = _Progress(f"loading {source.relation}", n) if self.progress and n >= PROGRESS_ROWS else None
+        bar = _Progress(f"loading {source.relation}", n) if self.progress and not self.on_rows and n >= PROGRESS_ROWS else None
         try:  # every block encoded before any is inserted: a bad value inserts nothing
-            blocks = list(encode_source(table, source, symbols, on_rows=bar.advance if bar else None))
+            blocks = list(encode_source(table, source, symbols, on_rows=self.on_rows or (bar.advance if bar else None)))
         except LoadError as e:
             raise UserError(str(e)) from None
         finally:
@@ -220,9 +221,9 @@ class Loader:
         return self._stream(source, time, diff)
 
     def _arrow_local(self, source) -> bool:
-        from runtime.spark.read import detect_format, is_local
+        from runtime.spark.read import is_local
 
-        return self.reader == "arrow" and (source.format or detect_format(source.path)) == "parquet" and is_local(source.path)
+        return self.reader == "arrow" and is_local(source.path)
 
     def _stream(self, source, time, diff) -> int:
         """Spark reads `source`; its Arrow batches are encoded as they arrive (while Spark
@@ -238,10 +239,10 @@ class Loader:
             spark = self.spark.get()
         except Exception as e:
             raise UserError(f"cannot start Spark ({type(e).__name__}): {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from None
-        bar = _LazyProgress(f"loading {source.relation}") if self.progress else None
+        bar = _LazyProgress(f"loading {source.relation}") if self.progress and not self.on_rows else None
         timings: dict[str, float] = {}
         try:
-            blocks = read_encoded(spark, source, self.session.dataflow.symbols, on_rows=bar.advance if bar else None, timings=timings)
+            blocks = read_encoded(spark, source, self.session.dataflow.symbols, on_rows=self.on_rows or (bar.advance if bar else None), timings=timings)
         except LoadError as e:
             raise UserError(str(e)) from None
         finally:

@@ -29,12 +29,14 @@ class CaptureOp(Operator):
         # A trace nobody reads is never compacted: it keeps every time, and its
         # geometric merging keeps the cost of keeping up with history logarithmic.
         self.trace = Trace(stream.lattice, len(types), 0, name="capture")
+        self.received = 0  # updates received, before consolidation
         super().__init__(dataflow, [[stream]], [stream.lattice], [])
 
     def run(self):
         self.keep(Batch.concat([as_batch(m) for m in self.receive(0)]))
 
     def keep(self, batch: Batch) -> None:
+        self.received += len(batch)
         self.trace.insert(ArrangedBatch.from_batch(batch, len(self.types)))
 
     def updates(self) -> Batch:
