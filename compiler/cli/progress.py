@@ -35,10 +35,15 @@ class Stages:
             import os
 
             from rich.console import Console
+            from rich.live import Live
+            from rich.spinner import Spinner
 
             # A duplicate of the terminal's descriptor: Spark's start sends fd 2 to its log file.
             terminal = os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
-            self._status = Console(file=terminal, force_terminal=True).status("", spinner="dots")
+            self._spinner = Spinner("dots")
+            # Not redirecting stdout: answers printed meanwhile stay on stdout.
+            self._status = Live(self._spinner, console=Console(file=terminal, force_terminal=True), transient=True,
+                                redirect_stdout=False, redirect_stderr=False, refresh_per_second=10)
 
     @staticmethod
     def for_terminal(quiet: bool) -> "Stages":
@@ -65,7 +70,7 @@ class Stages:
             return
         self._shown_at = now
         if label:
-            self._status.update(label)
+            self._spinner.update(text=label)
             self._status.start()
         else:
             self._status.stop()

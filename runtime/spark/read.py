@@ -156,7 +156,7 @@ def local_columns(source: TableSource) -> list[str] | None:
             with open(files[0], encoding="utf-8") as f:
                 import csv
 
-                return next(csv.reader([f.readline()]), None)
+                return next(csv.reader([f.readline()]), None) or None  # an empty file: no columns yet
     except Exception:
         return None
     return None
@@ -176,6 +176,11 @@ def check_source(source: TableSource) -> None:
 
 def _select(df, source: TableSource, fmt: str, where: str):
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if not any(df.columns):  # an empty file: no columns to map (CSV's reader names one ""), no rows; as read_arrow
+        names = [c.name for c in source.columns]
+        return df.sparkSession.createDataFrame([], T.StructType([T.StructField(n, T.StringType()) for n in names]))
 
     picked, out_names = map_columns(list(df.columns), source, fmt, where)
     df = df.select([F.col(f"`{p}`").alias(o) for p, o in zip(picked, out_names)])
