@@ -114,11 +114,12 @@ class Result(Sequence):
 
     # ---- columns ----
 
-    def arrow(self):
-        """The result as a pyarrow.Table: the relation's columns (plus `time` and `diff` for changes)."""
+    def arrow(self, ordered: bool = True):
+        """The result as a pyarrow.Table: the relation's columns (plus `time` and `diff` for changes),
+        in the result's order, or with `ordered=False` in no order (saves a sort: for writers)."""
         import pyarrow as pa
 
-        batch = self._in_order()
+        batch = self._in_order() if ordered else self._expanded(self._batch)
         arrays = [self._arrow_column(batch, c) for c in self.layout.columns]
         names = [c.name for c in self.layout.columns]
         if self.shape != ROWS:
@@ -144,11 +145,15 @@ class Result(Sequence):
             elif self.shape == CHANGES:
                 keys += [batch.time[0], batch.diff]
             batch = batch.take(radix_lexsort(keys[::-1])) if len(batch) > 1 else batch
-            if self.shape == ROWS:
-                counts = batch.diff if layout.bag else np.ones(len(batch), dtype=np.int64)
-                batch = batch.take(np.repeat(np.arange(len(batch)), counts))
-            self._ordered = batch
+            self._ordered = self._expanded(batch)
         return self._ordered
+
+    def _expanded(self, batch: Batch) -> Batch:
+        """A bag's contents with each row as often as its count; anything else as it is (a set's
+        rows are distinct already, and rows carry no counts)."""
+        if self.shape == ROWS and self.layout.bag:
+            return batch.take(np.repeat(np.arange(len(batch)), batch.diff))
+        return batch
 
     def _arrow_column(self, batch: Batch, column: Column):
         import pyarrow as pa

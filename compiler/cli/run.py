@@ -223,10 +223,11 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool, 
         for name, result in results:
             if stages is not None:
                 stages.show(f"writing {name}: {len(result):,} rows")
-            table = result.arrow()
             if fmt == "table":
-                blocks.append(format_text(name, table))
-            elif not through_spark and is_local(output_dir):
+                blocks.append(format_text(name, result.arrow()))
+                continue
+            table = result.arrow(ordered=False)  # a file's rows need no order: no sort
+            if not through_spark and is_local(output_dir):
                 write_arrow(table, os.path.join(output_dir, name), fmt)
             else:
                 write_table(spark.get(), table, os.path.join(output_dir, name), fmt, single_file=single_file)

@@ -80,6 +80,9 @@ class Capture:
             t = (time,) if isinstance(time, int) else tuple(time)
             mask = self.op.in_lattices[0].le_arrays(batch.time, np.asarray(t, dtype=np.int64).reshape(-1, 1))
             batch = batch.take(mask)
+        t = batch.time[0]
+        if len(batch) and batch.time.shape[0] == 1 and t.min() == t.max():
+            return batch.with_time(np.zeros((1, len(batch)), dtype=np.int64))  # one time: distinct rows already
         return batch.with_time(np.zeros((1, len(batch)), dtype=np.int64)).consolidate()
 
     def changes(self, since=None, until=None) -> list[tuple]:
