@@ -9,7 +9,8 @@ conjuncts (column compared with a number or string constant) drops only rows
 no reader keeps, so Spark can skip them at the scan. The plan still applies
 its filters; the pushed predicate only saves transfer.
 
-`Loader` reads `TableSource`s with Spark (started on first use) and feeds
+`Loader` reads `TableSource`s with Spark (started on first use), or local
+ones with pyarrow alone (`reader="arrow"`: runtime.spark.read.read_arrow), and feeds
 the session the encoded columns in bulk (`Session.update_columns`), with a
 progress bar on a terminal for large tables, and keeps the time spent in
 Spark and in the transfer to the runtime.
