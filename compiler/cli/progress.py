@@ -121,6 +121,7 @@ class Stages:
     def close(self) -> None:
         if self._status is not None:
             self._status.stop()
+            self._status.console.file.close()
 
 
 class _CompileListener:
