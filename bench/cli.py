@@ -30,7 +30,6 @@ the whole run <= compute + 3 s; with Spark <= compute + spark start + 6 s
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import statistics
 import subprocess
@@ -95,11 +94,10 @@ def output_rows(directory: Path, fmt: str) -> int:
 
 
 DUCKDB_JOB = """
-import sys, duckdb
+import os, sys, duckdb
 data, out, cte, output = sys.argv[1:]
 con = duckdb.connect()
 for name in ("edge", "root"):
-    import os
     if os.path.exists(f"{data}/{name}.parquet"):
         con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{data}/{name}.parquet')")
 con.execute(f"COPY ({cte} SELECT * FROM {output}) TO '{out}' (FORMAT parquet)")

@@ -59,7 +59,7 @@ from compiler.lowering.dataflow import build_dataflow
 from compiler.lowering.datalog import plan_datalog
 from compiler.plan import Plan, explain
 from compiler.plan.rewrites import optimize as optimize_plan
-from compiler.results import CHANGES, LOG, ROWS, Layout, Result
+from compiler.results import CHANGES, LOG, Layout, Result
 from runtime.batch import Batch
 from runtime.ledger import CountLedger, NegativeCount
 

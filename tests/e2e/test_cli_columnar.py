@@ -12,10 +12,8 @@ from __future__ import annotations
 import os
 import pty
 import subprocess
-import sys
 from collections import Counter
 
-import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq

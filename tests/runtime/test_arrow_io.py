@@ -12,7 +12,6 @@ One local[2] Spark session serves the module, with the quick-JVM options of the 
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
