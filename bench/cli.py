@@ -96,7 +96,8 @@ def output_rows(directory: Path, fmt: str) -> int:
 DUCKDB_JOB = """
 import os, sys, duckdb
 data, out, cte, output = sys.argv[1:]
-con = duckdb.connect(config={"enable_progress_bar": False})
+con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
 for name in ("edge", "root"):
     if os.path.exists(f"{data}/{name}.parquet"):
         con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{data}/{name}.parquet')")
