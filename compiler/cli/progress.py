@@ -28,6 +28,7 @@ class Stages:
     def __init__(self, show: bool):
         self.seconds: dict[str, float] = {}
         self.rows_read = 0
+        self._inner: list[float] = []  # per open stage: seconds spent in stages inside it
         self._status = None
         self._label = ""
         self._shown_at = 0.0
@@ -51,13 +52,18 @@ class Stages:
 
     @contextmanager
     def stage(self, name: str, label: str):
-        """Time the block as stage `name` (times of a name add up), shown as `label`."""
+        """Time the block as stage `name` (times of a name add up), shown as `label`. A stage
+        inside another (Spark starting during the first read) is not counted in the outer one."""
         outer, began = self._label, time.perf_counter()
+        self._inner.append(0.0)
         self.show(label)
         try:
             yield self
         finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - began
+            spent = time.perf_counter() - began
+            self.seconds[name] = self.seconds.get(name, 0.0) + spent - self._inner.pop()
+            if self._inner:
+                self._inner[-1] += spent
             self.show(outer)
 
     def show(self, label: str, force: bool = True) -> None:

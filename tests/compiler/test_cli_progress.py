@@ -46,3 +46,16 @@ def test_computing_reports_rounds_and_rows_and_counts_compiles_apart():
     assert stages.seconds["compile"] > 0 and stages.seconds["compute"] >= 0
     summary = stages.summary()
     assert summary.startswith("timings: compile ") and ", compute " in summary
+
+
+def test_a_stage_inside_another_is_counted_once(monkeypatch):
+    from compiler.cli import progress
+
+    ticks = iter([0.0, 1.0, 4.0, 10.0])  # read starts, Spark starts, Spark is up, read ends
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: next(ticks))
+    stages = Stages(show=False)
+    with stages.stage("read", "reading edge"):
+        with stages.stage("spark start", "starting Spark"):
+            pass
+    assert stages.seconds == {"read": 7.0, "spark start": 3.0}
+    assert stages.summary() == "timings: spark start 3.00s, read 7.00s (0 rows); total 10.00s"
