@@ -32,7 +32,7 @@ import numpy as np
 
 from runtime.batch import Batch
 from runtime.kernels import radix_lexsort
-from runtime.symbols import SymbolTable, decode_floats
+from runtime.symbols import SymbolTable, collection_paused, decode_floats
 
 _SIGN = np.int64(-(2**63))
 _NEGATIVE_ZERO = np.int64(-1)  # the code of -0.0 (runtime.symbols.encode_floats)
@@ -171,12 +171,13 @@ class Result(Sequence):
     def _decoded(self) -> list:
         if self._tuples is None:
             batch = self._in_order()
-            columns = [self._python_column(batch, c) for c in self.layout.columns]
-            rows = list(zip(*columns)) if columns else [()] * len(batch)
-            if self.shape == CHANGES:
-                rows = list(zip(rows, batch.diff.tolist()))
-            elif self.shape == LOG:
-                rows = list(zip(rows, batch.time[0].tolist(), batch.diff.tolist()))
+            with collection_paused():  # millions of tuples, none of them cyclic
+                columns = [self._python_column(batch, c) for c in self.layout.columns]
+                rows = list(zip(*columns)) if columns else [()] * len(batch)
+                if self.shape == CHANGES:
+                    rows = list(zip(rows, batch.diff.tolist()))
+                elif self.shape == LOG:
+                    rows = list(zip(rows, batch.time[0].tolist(), batch.diff.tolist()))
             self._tuples = rows
         return self._tuples
 
