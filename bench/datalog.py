@@ -27,8 +27,8 @@ What is measured (wall clock, `time.perf_counter`), every run in a fresh
 subprocess (`--worker`), so each has its own peak memory:
 
 - batch: deltalog = `session.insert` of every relation + `session.commit()`
-  (which returns every output change as sorted Python tuples -- part of the
-  API's cost; the table also shows the part spent in `dataflow.step()`);
+  (which returns every output change as columns, consolidated, decoded to
+  tuples only when read; the table also shows the part spent in `dataflow.step()`);
   compiling is excluded (reported in the notes). DuckDB = the recursive CTE
   with `SELECT count(*)` over it, on tables loaded beforehand (loading
   excluded). Median and spread over `--repeats` runs, fewer when one run
@@ -538,7 +538,7 @@ def tabulate(spec: Spec, res: dict[str, Runs], args, table: Table) -> None:
         s_med, s_txt = summary([r["step"] for r in ours.batch])
         table.rows.append((spec.key, "", "  of which dataflow.step()", s_txt, "", "", "", "", "", ""))
         table.notes.append(f"{spec.key}: compile_datalog + session() {np.median([r['compile'] for r in ours.batch]):.3f} s; "
-                           f"commit() outside dataflow.step() (decoding and sorting {rows_out:,} changes as Python tuples) "
+                           f"commit() outside dataflow.step() (consolidating {rows_out:,} changes as columns) "
                            f"{d_med - s_med:.1f} s of {d_med:.1f} s")
 
     if args.updates:

@@ -165,12 +165,12 @@ def run_uncached(provider, program, path: str) -> dict:
 def run_arrow(program, path: str) -> dict:
     """The `--reader arrow` path: pyarrow.dataset reads the file, then the same bulk encode."""
     from compiler.cli.inputs import Loader
-    from runtime.spark.read import encode_source, read_parquet_arrow
+    from runtime.spark.read import encode_source, read_arrow
 
     session = program.session(capture="outputs")
     source = Loader(session, None, progress=False).source("edge", path)
     t0 = time.perf_counter()
-    table = read_parquet_arrow(source)
+    table = read_arrow(source)
     t1 = time.perf_counter()
     for block, _ in encode_source(table, source, session.dataflow.symbols):
         session.update_columns("edge", block, 1, 0)

@@ -6,7 +6,8 @@ A checked program becomes a logical plan (`compiler.plan`), is optimized
 (`compiler.plan.rewrites`) and lowered to a runtime dataflow
 (`compiler.lowering`); `compile_datalog` / `compile_file` give a Program whose
 `session()` runs it (`compiler.program`); `compile_sql` does the same for SQL
-(`compiler.sql`).
+(`compiler.sql`). A session's answers are `Result`s: columns, as Arrow tables
+(`.arrow()`, `.df()`), or tuples when asked for (`compiler.results`).
 """
 
 from compiler.datalog import CheckedProgram, check_datalog, parse_datalog
@@ -23,6 +24,7 @@ from compiler.errors import (
     UnsupportedError,
 )
 from compiler.program import Program, Session, SessionError, compile_datalog, compile_file
+from compiler.results import Result
 from compiler.sql import SQLRuntimeError, UnknownColumnError, UnsupportedSQLError, compile_sql
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "Program",
     "Session",
     "SessionError",
+    "Result",
     "parse_datalog",
     "check_datalog",
     "CheckedProgram",

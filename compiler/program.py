@@ -9,6 +9,7 @@ running. `program.session()` builds a fresh runtime dataflow for it; a
     session.insert("edge", [(1, 2), (2, 3)])
     changes = session.commit()     # {"reach": [((1, 2), 1), ...]}: changes at the closed time
     session.read("reach")          # sorted rows of any relation
+    session.arrow("reach")         # the same as a pyarrow.Table (session.df: pandas)
 
 Time. A session has an open time, `session.time`, starting at 0. `insert`
 and `remove` add rows at the open time (or at a later `time=`). `commit()`
@@ -19,6 +20,17 @@ every time before `t` at once (for updates submitted with `time=`), and
 `change_log(rel)` lists a relation's changes at closed times with their
 times. `read(rel)` is the relation's contents as of the last closed time.
 Facts written in the program are at time 0, so the first commit has them.
+
+Results are columns (compiler.results). `table(rel)` and `changes(rel)` are
+the contents and the change log as `Result`s: `.arrow()` is a pyarrow.Table
+(the relation's columns; a change log adds `time` and `diff`), `.df()` the
+same in pandas, and the Result is also the list of tuples `read` and
+`change_log` return, decoded from those columns only when asked for.
+`arrow(rel)` and `df(rel)` are shorthands. `commit()`'s changes are Results
+too, so a large commit costs no Python tuples unless someone reads them.
+Inputs take, besides rows, columns: a pyarrow Table or RecordBatch, a pandas
+DataFrame, or a dict of numpy arrays (or lists), matched to the relation's
+columns by name, else by position.
 
 Inputs are multisets: a row inserted twice is there until removed twice. A
 relation holds the rows with a positive count. Removing a row that is not
@@ -52,6 +64,8 @@ from compiler.lowering.dataflow import build_dataflow
 from compiler.lowering.datalog import plan_datalog
 from compiler.plan import Plan, explain
 from compiler.plan.rewrites import optimize as optimize_plan
+from compiler.results import CHANGES, LOG, Layout, Result
+from runtime.batch import Batch
 from runtime.ledger import CountLedger, NegativeCount
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -136,6 +150,7 @@ class Session:
         self._time = 0
         self._constants_open = True
         self._ledgers: dict[str, CountLedger] = {}
+        self._layouts: dict[str, Layout] = {}
 
     @property
     def time(self) -> int:
@@ -145,9 +160,11 @@ class Session:
     # ---- input ----
 
     def insert(self, relation: str, rows, time: int | None = None) -> None:
+        """Add rows -- tuples, or columns (a pyarrow Table, a pandas DataFrame, a dict of arrays) -- at the open time (or `time`)."""
         self._update(relation, rows, 1, time)
 
     def remove(self, relation: str, rows, time: int | None = None) -> None:
+        """Remove rows (as `insert` takes them) at the open time (or `time`)."""
         self._update(relation, rows, -1, time)
 
     def load_facts(self, directory, delimiter: str | None = None) -> dict[str, int]:
@@ -183,10 +200,17 @@ class Session:
         times = np.asarray(self._time if time is None else time, dtype=np.int64)
         if times.size and int(times.min()) < self._time:
             raise SessionError(f"time {int(times.min())} is already closed (the open time is {self._time})", relation)
-        width = len(self._input_types(relation))  # a SQL table's block also has its NULL flags
+        width = len(self._layout(relation).plan_types)  # a SQL table's block also has its NULL flags
         if data.ndim != 2 or data.shape[0] != width:
             raise SessionError(f"'{relation}': a block of {data.shape[0]} columns, but '{relation}' is encoded in {width}", relation)
         self._submit(relation, handle, data, diff, times)
+
+    def encode_columns(self, relation: str, columns) -> np.ndarray:
+        """The block `update_columns` takes for columns of an input relation (compiler.table_input)."""
+        from compiler.table_input import encode_columns
+
+        self._input(relation)
+        return encode_columns(columns, relation, self._layout(relation), self._built.dataflow.symbols)
 
     def encode_rows(self, relation: str, rows) -> np.ndarray:
         """The (arity, n) int64 block `update_columns` takes for Python rows of an input
@@ -205,9 +229,12 @@ class Session:
         return data
 
     def _update(self, relation: str, rows, diff: int, time) -> None:
+        from compiler.table_input import is_columns
+
         handle = self._input(relation)
         when = self._check_time(time, relation)
-        self._submit(relation, handle, self.encode_rows(relation, rows), diff, when)
+        data = self.encode_columns(relation, rows) if is_columns(rows) else self.encode_rows(relation, rows)
+        self._submit(relation, handle, data, diff, when)
 
     def _submit(self, relation: str, handle, data: np.ndarray, diff, time) -> None:
         """Hand encoded rows to the input, after the relation's count ledger has checked that
@@ -221,15 +248,12 @@ class Session:
         try:
             ledger.submit(data, diffs, times, self._time)
         except NegativeCount as e:
-            row = self._decoded(relation, self._built.dataflow.codec.decode_rows(e.row.reshape(-1, 1), self._input_types(relation))[0])
+            one = Batch(e.row.reshape(-1, 1), np.zeros((1, 1), dtype=np.int64), np.ones(1, dtype=np.int64))
+            row = Result(one, self._layout(relation), self._built.dataflow.symbols)[0]
             raise SessionError(
                 f"'{relation}': cannot remove {row} at time {e.time}: it is not there (its count would be {e.count})",
                 relation) from None
         handle.update_columns(data, diffs, times)
-
-    def _input_types(self, relation: str) -> tuple[str, ...]:
-        """The runtime column types an input's rows are encoded with."""
-        return runtime_types(self.program.relations[relation].types)
 
     def _input(self, relation: str):
         info = self.program.relations.get(relation)
@@ -256,15 +280,16 @@ class Session:
 
     # ---- time ----
 
-    def commit(self) -> dict[str, list[tuple[tuple, int]]]:
-        """Close the open time; the outputs' changes at it, {name: [(row, diff), ...]}."""
+    def commit(self) -> dict[str, Result]:
+        """Close the open time; the outputs' changes at it, {name: [(row, diff), ...]} (each a
+        Result: `.arrow()` gives the columns with `time` and `diff`)."""
         return self._advance(self._time + 1)
 
     def advance_to(self, time: int) -> None:
         """Close every time before `time` (which becomes the open time)."""
         self._advance(self._check_time(time))
 
-    def _advance(self, time: int) -> dict[str, list[tuple[tuple, int]]]:
+    def _advance(self, time: int) -> dict[str, Result]:
         """Close the times before `time`; the outputs' changes at the newly closed times."""
         for handle in self._built.inputs.values():
             handle.advance_to(time)
@@ -276,38 +301,51 @@ class Session:
         self._time = time
         changes = {}
         for name in self.program.outputs:
-            found = self._drained(name, time)
-            if found:
-                changes[name] = found
+            batch = self._built.captures[name].drain(time)
+            if batch is not None:
+                changes[name] = Result(batch, self._layout(name), self._built.dataflow.symbols, CHANGES)
         return changes
-
-    def _drained(self, name: str, time: int) -> list[tuple[tuple, int]]:
-        """The output's (row, diff) changes not yet reported, at times before `time`, sorted."""
-        types = self.program.relations[name].types
-        unsigned = frozenset(j for j, t in enumerate(types) if t == "unsigned")
-        found = self._built.captures[name].drain_sorted(time, unsigned)
-        return [(self._decoded(name, row), diff) for row, diff in found] if unsigned else found
 
     # ---- output ----
 
+    def table(self, relation: str) -> Result:
+        """The contents of `relation` (any relation) as of the last closed time, as a Result."""
+        capture = self._capture(relation)
+        symbols = self._built.dataflow.symbols
+        if self._time == 0:
+            return Result.empty(self._layout(relation), symbols)
+        return Result(capture.contents_batch(self._time - 1), self._layout(relation), symbols)
+
+    def changes(self, relation: str) -> Result:
+        """Every change of `relation` at a closed time, as a Result: tuples (row, time, diff) in time order."""
+        batch = self._capture(relation).change_batch(until=self._time)
+        return Result(batch, self._layout(relation), self._built.dataflow.symbols, LOG)
+
     def read(self, relation: str) -> list[tuple]:
         """The rows of `relation` (any relation) as of the last closed time, sorted."""
-        capture = self._capture(relation)
-        if self._time == 0:
-            return []
-        contents = capture.contents(self._time - 1)
-        return sorted(self._decoded(relation, row) for row, count in contents.items() if count > 0)
+        return self.table(relation).fetchall()
 
     def change_log(self, relation: str) -> list[tuple[tuple, int, int]]:
         """Every change of `relation` at a closed time: [(row, time, diff), ...] in time order."""
-        changes = self._capture(relation).changes(until=self._time)
-        return [(self._decoded(relation, row), t, diff) for row, t, diff in changes]
+        return self.changes(relation).fetchall()
 
-    def _decoded(self, relation: str, row: tuple) -> tuple:
-        types = self.program.relations[relation].types
-        if "unsigned" not in types:
-            return row
-        return tuple(v % 2**64 if t == "unsigned" else v for v, t in zip(row, types))
+    def arrow(self, relation: str):
+        """`table(relation).arrow()`: the contents as a pyarrow.Table."""
+        return self.table(relation).arrow()
+
+    def df(self, relation: str):
+        """`table(relation).df()`: the contents as a pandas DataFrame."""
+        return self.table(relation).df()
+
+    def _layout(self, relation: str) -> Layout:
+        """How the relation's plan rows read as a table (compiler.results)."""
+        layout = self._layouts.get(relation)
+        if layout is None:
+            layout = self._layouts[relation] = self._make_layout(self.program.relations[relation])
+        return layout
+
+    def _make_layout(self, info) -> Layout:
+        return Layout.of_relation(info.attribute_names, info.types)
 
     def _capture(self, relation: str):
         capture = self._built.captures.get(relation)
@@ -317,6 +355,10 @@ class Session:
             known = ", ".join(self.program.relations) or "none"
             raise SessionError(f"unknown relation '{relation}' (the program's relations: {known})", relation)
         return capture
+
+    def output_updates(self) -> int:
+        """How many updates the captured relations have received so far (for progress displays)."""
+        return sum(capture.op.received for capture in self._built.captures.values())
 
     @property
     def dataflow(self):

@@ -55,6 +55,8 @@ class SymbolTable:
     def __init__(self):
         self._ids: dict[str, int] = {}
         self._strings: list[str] = []
+        self._objects = np.empty(0, dtype=object)  # the strings as an array, for decoding columns
+        self._arrow = None  # and as an Arrow string array (built on first use)
 
     def __len__(self):
         return len(self._strings)
@@ -80,6 +82,27 @@ class SymbolTable:
     def strings(self, ids: np.ndarray) -> list[str]:
         table = self._strings
         return [table[i] for i in ids.tolist()]
+
+    def objects(self) -> np.ndarray:
+        """Every string by id as a numpy object array: `objects()[ids]` decodes a column of
+        ids in one gather, sharing the table's string objects. Extended, not rebuilt, as
+        strings are interned."""
+        if len(self._objects) < len(self._strings):
+            new = np.empty(len(self._strings) - len(self._objects), dtype=object)
+            new[:] = self._strings[len(self._objects):]
+            self._objects = np.concatenate([self._objects, new])
+        return self._objects
+
+    def arrow(self):
+        """Every string by id as a pyarrow string array: `arrow().take(ids)` decodes a column
+        of ids without Python objects per row."""
+        import pyarrow as pa
+
+        if self._arrow is None or len(self._arrow) < len(self._strings):
+            done = 0 if self._arrow is None else len(self._arrow)
+            new = pa.array(self._strings[done:], type=pa.string())
+            self._arrow = new if self._arrow is None else pa.concat_arrays([self._arrow, new])
+        return self._arrow
 
 
 class Codec:

@@ -7,7 +7,8 @@ times; operators that pass batches on unchanged (concat, loop variables) are
 skipped, so a batch goes straight to the operators that use it. `step()`
 sweeps the operators in creation order, running each that has queued input or
 that holds deferred work while progress has been made, and repeats until a
-sweep does nothing; one sweep carries a loop one iteration.
+sweep does nothing; one sweep carries a loop one iteration (`on_sweep`, if
+set, is called after each, for progress displays).
 """
 
 from __future__ import annotations
@@ -123,6 +124,7 @@ class Dataflow:
         self._running = False
         self.inputs = []
         self._root_scope = None
+        self.on_sweep = None  # called after each sweep of step() (a progress display's hook)
 
     # -- construction -----------------------------------------------------------
 
@@ -232,5 +234,7 @@ class Dataflow:
                         active = True
                 if not active:
                     break
+                if self.on_sweep is not None:
+                    self.on_sweep()
         finally:
             self._running = False

@@ -102,7 +102,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=("inprocess", "spark"), default="inprocess",
                      help="evaluate in this process (default; keeps answers up to date under --changes) or as Spark jobs"
                           " (a semi-naive fixpoint over DataFrames, for data beyond one machine; with --master for a cluster)")
-    run.add_argument("--timings", action="store_true", help="print where the time went (stderr)")
+    run.add_argument("--timings", action="store_true", help="print where the time went, stage by stage (stderr)")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress lines on a terminal (there are none on a pipe)")
     run.set_defaults(handler=_run)
 
     watch = commands.add_parser("watch", help="follow a directory of change files (Spark Structured Streaming)")

@@ -9,7 +9,8 @@ conjuncts (column compared with a number or string constant) drops only rows
 no reader keeps, so Spark can skip them at the scan. The plan still applies
 its filters; the pushed predicate only saves transfer.
 
-`Loader` reads `TableSource`s with Spark (started on first use) and feeds
+`Loader` reads `TableSource`s with Spark (started on first use), or local
+ones with pyarrow alone (`reader="arrow"`: runtime.spark.read.read_arrow), and feeds
 the session the encoded columns in bulk (`Session.update_columns`), with a
 progress bar on a terminal for large tables, and keeps the time spent in
 Spark and in the transfer to the runtime. Soufflé fact files on this machine
@@ -131,10 +132,11 @@ class Loader:
 
     def __init__(self, session, spark, pushed: dict[str, str] | None = None, progress: bool | None = None, reader: str = "spark"):
         self.session = session
-        self.reader = reader  # "spark", or "arrow": local Parquet read by pyarrow, no Spark
+        self.reader = reader  # "spark", or "arrow": local tables read by pyarrow, no Spark
         self.spark = spark  # a runtime.spark.SparkProvider
         self.pushed = pushed or {}
         self.progress = sys.stderr.isatty() if progress is None else progress
+        self.on_rows = None  # if set, called with the rows of each block read (instead of the bars)
         self.spark_seconds = 0.0
         self.transfer_seconds = 0.0
         self.rows = 0
@@ -146,18 +148,16 @@ class Loader:
         """The Arrow table of `source` (Spark's part of a load)."""
         from runtime.spark import LoadError, read_table
 
-        from runtime.spark.facts import read_facts
-        from runtime.spark.read import check_source, read_parquet_arrow
+        from runtime.spark.read import check_source, read_arrow
 
         try:
             check_source(source)  # a missing file or unmappable columns fail before Spark starts
         except LoadError as e:
             raise UserError(str(e)) from None
         began = clock.perf_counter()
-        local_read = read_facts if _local_facts(source) else read_parquet_arrow if self._arrow_local(source) else None
-        if local_read is not None:
+        if _local_facts(source) or self._arrow_local(source):
             try:
-                table = local_read(source)
+                table = read_arrow(source)
             except LoadError as e:
                 raise UserError(str(e)) from None
             self.spark_seconds += clock.perf_counter() - began
@@ -183,9 +183,9 @@ class Loader:
             self.transfer_seconds += clock.perf_counter() - began
             self.rows += n
             return n
-        bar = _Progress(f"loading {source.relation}", n) if self.progress and n >= PROGRESS_ROWS else None
+        bar = _Progress(f"loading {source.relation}", n) if self.progress and not self.on_rows and n >= PROGRESS_ROWS else None
         try:  # every block encoded before any is inserted: a bad value inserts nothing
-            blocks = list(encode_source(table, source, symbols, on_rows=bar.advance if bar else None))
+            blocks = list(encode_source(table, source, symbols, on_rows=self.on_rows or (bar.advance if bar else None)))
         except LoadError as e:
             raise UserError(str(e)) from None
         finally:
@@ -234,9 +234,9 @@ class Loader:
             raise UserError(f"cannot start Spark ({type(e).__name__}): {str(e).strip().splitlines()[0] if str(e).strip() else ''}") from None
 
     def _arrow_local(self, source) -> bool:
-        from runtime.spark.read import detect_format, is_local
+        from runtime.spark.read import is_local
 
-        return self.reader == "arrow" and (source.format or detect_format(source.path)) == "parquet" and is_local(source.path)
+        return self.reader == "arrow" and is_local(source.path)
 
     def _stream(self, source, time, diff) -> int:
         """Spark reads `source`; its Arrow batches are encoded as they arrive (while Spark
@@ -249,10 +249,10 @@ class Loader:
         except LoadError as e:
             raise UserError(str(e)) from None
         spark = self._spark()
-        bar = _LazyProgress(f"loading {source.relation}") if self.progress else None
+        bar = _LazyProgress(f"loading {source.relation}") if self.progress and not self.on_rows else None
         timings: dict[str, float] = {}
         try:
-            blocks = read_encoded(spark, source, self.session.dataflow.symbols, on_rows=bar.advance if bar else None, timings=timings)
+            blocks = read_encoded(spark, source, self.session.dataflow.symbols, on_rows=self.on_rows or (bar.advance if bar else None), timings=timings)
         except LoadError as e:
             raise UserError(str(e)) from None
         finally:

@@ -17,6 +17,13 @@ directory, file-name order. The outputs' final contents are written to
 `diff`, time 0 included) to `OUTPUT_DIR/<rel>.changes/`; `--format table`
 (the default without `--output-dir`) prints them instead. `--engine spark`
 evaluates the program as Spark jobs instead (compiler.cli.spark_engine).
+
+Outputs go from the session's columns (compiler.results) to Arrow to the
+writer, never through Python tuples: through Spark as one Arrow-backed
+DataFrame (one part file per core; `--single-file` for one), or, with
+`--reader arrow` (nothing then starts Spark), written by pyarrow. On a
+terminal each stage shows a status line on stderr (compiler.cli.progress;
+`--quiet` hides it); `--timings` prints the stages' times.
 """
 
 from __future__ import annotations
@@ -24,11 +31,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import time as clock
 
 from compiler.cli import souffle_output
 from compiler.cli.common import UsageError, UserError, load_program, parse_assignments, print_sizes, shown_outputs, spark_provider
-from compiler.cli.inputs import Loader, columns, dir_candidates, dir_inputs, facts_inputs, input_relation, precheck, pushdown
+from compiler.cli.inputs import Loader, dir_candidates, dir_inputs, facts_inputs, input_relation, precheck, pushdown
+from compiler.cli.progress import Stages
 
 
 def add_input_options(p) -> None:
@@ -37,7 +44,7 @@ def add_input_options(p) -> None:
     p.add_argument("--facts-dir", "-F", metavar="DIR", help="load each input REL from DIR/REL.facts (Soufflé's format)")
     p.add_argument("--no-pushdown", action="store_true", help="do not push the plan's filters into the Spark reads")
     p.add_argument("--reader", choices=("spark", "arrow"), default="spark",
-                   help="read local Parquet with Spark (default) or directly with Arrow (faster on one machine; no Spark)")
+                   help="read (and write) local tables with Spark (default) or directly with Arrow (faster on one machine; no Spark)")
     add_spark_options(p)
 
 
@@ -49,6 +56,7 @@ def add_spark_options(p) -> None:
 def add_output_options(p) -> None:
     p.add_argument("--output-dir", "-D", metavar="DIR", help="write each output to DIR/REL/")
     p.add_argument("--format", choices=("parquet", "csv", "jsonl", "table"), help="output format (default: parquet with --output-dir, else table)")
+    p.add_argument("--single-file", action="store_true", help="write each output as one part file (Spark: one write task)")
 
 
 def output_format(args) -> str:
@@ -142,13 +150,21 @@ def _looked_for(args, program, rel: str) -> str:
     return "there is no " + " nor ".join(places)
 
 
-def open_session(args, program, spark, changes=()):
+def open_session(args, program, spark, changes=(), stages=None):
+    """A session with the initial inputs loaded at time 0 (not committed); `stages`
+    (compiler.cli.progress) shows and times each table's read."""
     inputs = initial_inputs(args, program)
     precheck(program, inputs, changes)
     session = program.session(capture="outputs")
-    loader = Loader(session, spark, {} if getattr(args, "no_pushdown", False) else pushdown(program), reader=getattr(args, "reader", "spark"))
+    loader = Loader(session, spark, {} if getattr(args, "no_pushdown", False) else pushdown(program), reader=getattr(args, "reader", "spark"),
+                    progress=False if stages is not None else None)
     for rel, path in inputs:
-        loader.load(rel, path, time=0)
+        if stages is None:
+            loader.load(rel, path, time=0)
+            continue
+        stage, loader.on_rows = stages.reading(rel)
+        with stage:
+            loader.load(rel, path, time=0)
     return session, loader
 
 
@@ -169,43 +185,45 @@ def run(args) -> int:
     for rel, _ in changes:
         input_relation(program, rel)
     spark = spark_provider(args)
+    stages = Stages.for_terminal(args.quiet)
+    spark.starting = lambda: stages.stage("spark start", "starting Spark")
     try:
-        began = clock.perf_counter()
-        session, loader = open_session(args, program, spark, changes)
-        session.commit()
-        computed = clock.perf_counter()
+        session, loader = open_session(args, program, spark, changes, stages)
+        with stages.computing(session):
+            session.commit()
         if changes:
-            apply_changes(session, loader, changes)
-        done = clock.perf_counter()
-        write_results(program, session, spark, args.output_dir, fmt, with_changes=bool(changes))
-        if args.timings:
-            print(
-                f"timings: spark start {spark.startup_seconds or 0:.2f}s, spark read {loader.spark_seconds:.2f}s,"
-                f" transfer {loader.transfer_seconds:.2f}s ({loader.rows} rows),"
-                f" compute {computed - began - loader.spark_seconds - loader.transfer_seconds:.2f}s,"
-                f" changes {done - computed:.2f}s, write {clock.perf_counter() - done:.2f}s",
-                file=sys.stderr,
-            )
+            with stages.computing(session, "changes", "applying changes"):
+                apply_changes(session, loader, changes)
+        with stages.stage("write", "writing"):
+            write_results(program, session, spark, args.output_dir, fmt, with_changes=bool(changes),
+                          through_spark=args.reader != "arrow", single_file=args.single_file, stages=stages)
     finally:
+        stages.close()
         spark.stop()
+    if args.timings:
+        print(stages.summary(), file=sys.stderr)
     return 0
 
 
 def apply_changes(session, loader, changes) -> None:
     """Apply change tables after the initial commit; close every time they use."""
-    from runtime.spark.read import read_dataframe
+    from runtime.spark.read import is_local, read_dataframe
 
     next_time = session.time
     last = session.time - 1
     for rel, path in changes:
         source = loader.source(rel, path, changes=True)
-        spark = loader.spark.get()
-        try:
-            df = read_dataframe(spark, source)
-        except Exception as e:
-            raise UserError(str(e)) from None
-        if "time" in df.columns:
+        if loader.reader == "arrow" and is_local(path):
             table = loader.read(source)
+            columns = table.column_names
+        else:
+            try:
+                columns = read_dataframe(loader.spark.get(), source).columns
+            except Exception as e:
+                raise UserError(str(e)) from None
+            table = None
+        if "time" in columns:
+            table = table if table is not None else loader.read(source)
             if table.num_rows:
                 times = table.column("time").to_numpy(zero_copy_only=False)
                 if int(times.min()) < session.time:
@@ -232,25 +250,35 @@ def data_files(path: str) -> list[str]:
     return sorted(found)
 
 
-def write_results(program, session, spark, output_dir, fmt, with_changes: bool) -> None:
-    from runtime.spark.write import arrow_table, change_columns, format_text, write_table
+def write_results(program, session, spark, output_dir, fmt, with_changes: bool, through_spark: bool = True,
+                  single_file: bool = False, stages=None) -> None:
+    """Print or write each shown output (and with changes its change log) from the session's
+    columns: through Spark, or by pyarrow when `through_spark` is off and the directory is local."""
+    from runtime.spark.read import is_local
+    from runtime.spark.write import format_text, write_arrow, write_table
 
     blocks = []
     shown = shown_outputs(program)
     for rel in shown:
-        cols = columns(program, rel)
-        results = [(rel, arrow_table(session.read(rel), cols))]
+        results = [(rel, session.table(rel))]
         if with_changes:
-            log = [row + (t, d) for row, t, d in session.change_log(rel)]
-            results.append((f"{rel}.changes", arrow_table(log, change_columns(cols))))
-        for name, table in results:
+            results.append((f"{rel}.changes", session.changes(rel)))
+        for name, result in results:
+            if stages is not None:
+                stages.show(f"writing {name}: {len(result):,} rows")
             if fmt == "table" or souffle_output.printed(program, name):
-                blocks.append(format_text(name, table))
-            elif not souffle_output.write_fact_file(program, name, table, output_dir):
-                write_table(spark.get(), table, os.path.join(output_dir, name), fmt)
+                blocks.append(format_text(name, result.arrow()))
+                continue
+            if souffle_output.write_fact_file(program, name, result.arrow(), output_dir):
+                continue
+            table = result.arrow(ordered=False)  # a file's rows need no order: no sort
+            if not through_spark and is_local(output_dir):
+                write_arrow(table, os.path.join(output_dir, name), fmt)
+            else:
+                write_table(spark.get(), table, os.path.join(output_dir, name), fmt, single_file=single_file)
     if blocks:
         print("\n\n".join(blocks))
     written = [rel for rel in shown if not souffle_output.printed(program, rel)]
     if written and fmt != "table":
         print(f"wrote {', '.join(written)} to {output_dir} ({fmt})")
-    print_sizes(program, lambda rel: len(session.read(rel)))
+    print_sizes(program, lambda rel: len(session.table(rel)))

@@ -38,9 +38,9 @@ from compiler.plan.rewrites import optimize as optimize_plan
 from compiler.program import Program, Session, SessionError
 from compiler.sql.errors import Span, UnknownColumnError, UnsupportedSQLError, error_at, located_message
 from compiler.sql.relation import Rel
-from compiler.sql.topk import sort_rows
 from compiler.sql.translator import Table, Translator, plan_order
-from compiler.sql.values import BOOL, FLOAT, INT, TEXT, sql_type
+from compiler.results import Column, Layout
+from compiler.sql.values import BOOL, FLOAT, INT, PLAN_TYPE, TEXT, sql_type
 
 
 class SQLRuntimeError(SessionError):
@@ -246,9 +246,6 @@ class SQLSession(Session):
         encoded = [_encode_row(row, info, table) for row in rows]
         return self._built.dataflow.codec.encode_rows(encoded, runtime_types(table.plan_types))
 
-    def _input_types(self, relation: str) -> tuple[str, ...]:
-        return runtime_types(self.program.tables[relation].plan_types)
-
     def _advance(self, time: int):
         changes = super()._advance(time)
         for name, message in self.program.checks.items():
@@ -256,39 +253,18 @@ class SQLSession(Session):
                 raise SQLRuntimeError(message, name)
         return changes
 
-    def _drained(self, name: str, time: int):
-        """Changes in the output's ORDER BY order (else row order), NULLs decoded."""
-        found = self._built.captures[name].drain(time)
-        if not found:
-            return []
-        rows = sort_rows(list({row: None for row, _ in found}), self.program.relations[name].order)
-        diffs = dict(found)
-        return [(self._decoded(name, row), diffs[row]) for row in rows]
+    def _make_layout(self, info: SQLRelation) -> Layout:
+        """SQL outputs are bags in their ORDER BY order; a nullable column has a NULL-flag column."""
+        columns, plan_types = [], {}
+        for name, ty, value, null in info.columns:
+            columns.append(Column(name, _COLUMN_TYPE[ty], value, null))
+            plan_types[value] = PLAN_TYPE[ty]
+            if null is not None:
+                plan_types[null] = "number"
+        return Layout(tuple(columns), tuple(plan_types.get(j, "number") for j in range(info.plan_width)), tuple(info.order), bag=True)
 
-    def _decoded(self, relation: str, row: tuple) -> tuple:
-        info = self.program.relations[relation]
-        out = []
-        for _, ty, v, n in info.columns:
-            if n is not None and row[n]:
-                out.append(None)
-            elif ty == BOOL:
-                out.append(bool(row[v]))
-            else:
-                out.append(row[v])
-        return tuple(out)
 
-    def read(self, relation: str) -> list[tuple]:
-        """The rows of an output (each as often as it occurs), in its ORDER BY order if it has one."""
-        capture = self._capture(relation)
-        if self._time == 0:
-            return []
-        contents = capture.contents(self._time - 1)
-        info = self.program.relations[relation]
-        plan_rows = sort_rows([r for r, c in contents.items() if c > 0], info.order)
-        out = []
-        for r in plan_rows:
-            out.extend([self._decoded(relation, r)] * contents[r])
-        return out
+_COLUMN_TYPE = {INT: "number", FLOAT: "float", TEXT: "symbol", BOOL: "bool"}
 
 
 def _encode_row(row, info: SQLRelation, table: Table) -> tuple:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.plan.nodes import Node, _derived, _span, node
+from compiler.results import order_keys
 from runtime.kernels import hash_columns
 from runtime.operators.reduce import Reducer
 
@@ -43,8 +44,6 @@ from runtime.operators.reduce import Reducer
 # 1,000,000), so more levels would buy only inputs larger than this engine holds.
 FAN_IN_BITS = 4
 LEVELS = 4
-_SIGN = np.int64(-(2**63))
-_NEGATIVE_ZERO = np.int64(-1)  # the order-preserving code of -0.0 (runtime.symbols.encode_floats)
 
 
 @node
@@ -109,39 +108,15 @@ def hierarchical_top(rows, keys: "SortKeys", first: int, end: int, levels: int =
 
 
 class SortKeys:
-    """The order of the plan's rows as int64 sort keys over their encoded columns.
-
-    Keys, most significant first: the order columns (descending ones
-    bit-inverted, which reverses int64 order exactly), then every column
-    ascending, so distinct rows never tie. Numbers and floats sort on their
-    codes (floats' codes preserve order; -0.0 counts as 0.0 in an order
-    column, as in SQL), unsigned with the sign bit flipped, strings by their
-    rank in code point order among the strings being sorted.
-    """
+    """The order of the plan's rows as int64 sort keys over their encoded columns,
+    most significant first (compiler.results.order_keys: the order columns, then every
+    column ascending, so distinct rows never tie)."""
 
     def __init__(self, order, plan_types, symbols):
         self.order, self.plan_types, self.symbols = tuple(order), tuple(plan_types), symbols
 
     def __call__(self, data: np.ndarray) -> list[np.ndarray]:
-        columns = [self._column(data[j], t) for j, t in enumerate(self.plan_types)]
-        keys = []
-        for col, desc in self.order:
-            key = columns[col]
-            if self.plan_types[col] == "float":
-                key = np.where(key == _NEGATIVE_ZERO, 0, key)
-            keys.append(~key if desc else key)
-        return keys + columns
-
-    def _column(self, column: np.ndarray, plan_type: str) -> np.ndarray:
-        if plan_type == "symbol":
-            ids, inverse = np.unique(column, return_inverse=True)
-            strings = np.array(self.symbols.strings(ids), dtype=object)
-            rank = np.empty(len(ids), dtype=np.int64)
-            rank[np.argsort(strings, kind="stable")] = np.arange(len(ids))
-            return rank[inverse]
-        if plan_type == "unsigned":
-            return column ^ _SIGN
-        return column
+        return order_keys(data, self.plan_types, self.symbols, self.order)
 
 
 class TopPlaces(Reducer):

@@ -2,8 +2,9 @@
 
 A capture keeps every update it receives. It answers with the change stream
 `(row, time, diff)` (consolidated, in time order) and with the accumulated
-contents at a time, decoded to Python values, and knows its input frontier, so
-a caller can tell which times are complete.
+contents at a time, decoded to Python values -- or, for bulk readers, as the
+consolidated int64 columns themselves (`change_batch`, `contents_batch`) -- and
+knows its input frontier, so a caller can tell which times are complete.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ class CaptureOp(Operator):
         # A trace nobody reads is never compacted: it keeps every time, and its
         # geometric merging keeps the cost of keeping up with history logarithmic.
         self.trace = Trace(stream.lattice, len(types), 0, name="capture")
+        self.received = 0  # updates received, before consolidation
         super().__init__(dataflow, [[stream]], [stream.lattice], [])
 
     def run(self):
         self.keep(Batch.concat([as_batch(m) for m in self.receive(0)]))
 
     def keep(self, batch: Batch) -> None:
+        self.received += len(batch)
         self.trace.insert(ArrangedBatch.from_batch(batch, len(self.types)))
 
     def updates(self) -> Batch:
@@ -58,8 +61,8 @@ class Capture:
         t = (time,) if isinstance(time, int) else tuple(time)
         return not self.frontier().less_equal(t)
 
-    def changes(self, since=None, until=None) -> list[tuple]:
-        """Consolidated `(row, time, diff)` triples, sorted by time; times in [since, until)."""
+    def change_batch(self, since=None, until=None) -> Batch:
+        """The consolidated updates with times in [since, until), as columns (in no order)."""
         batch = self.op.updates()
         t = batch.time[0]
         mask = np.ones(len(batch), dtype=bool)
@@ -67,7 +70,24 @@ class Capture:
             mask &= t >= since
         if until is not None:
             mask &= t < until
-        batch = batch.take(mask)
+        return batch.take(mask)
+
+    def contents_batch(self, time=None) -> Batch:
+        """The accumulated contents at `time` (default: everything captured) as columns:
+        distinct rows with their counts in `diff` (time 0), in no order."""
+        batch = self.op.updates()
+        if time is not None:
+            t = (time,) if isinstance(time, int) else tuple(time)
+            mask = self.op.in_lattices[0].le_arrays(batch.time, np.asarray(t, dtype=np.int64).reshape(-1, 1))
+            batch = batch.take(mask)
+        t = batch.time[0]
+        if len(batch) and batch.time.shape[0] == 1 and t.min() == t.max():
+            return batch.with_time(np.zeros((1, len(batch)), dtype=np.int64))  # one time: distinct rows already
+        return batch.with_time(np.zeros((1, len(batch)), dtype=np.int64)).consolidate()
+
+    def changes(self, since=None, until=None) -> list[tuple]:
+        """Consolidated `(row, time, diff)` triples, sorted by time; times in [since, until)."""
+        batch = self.change_batch(since, until)
         order = np.lexsort(tuple(batch.data[::-1]) + tuple(batch.time[::-1]))
         batch = batch.take(order)
         rows = self.codec.decode_rows(batch.data, self.types)
@@ -76,11 +96,6 @@ class Capture:
 
     def contents(self, time=None) -> Counter:
         """Accumulated multiset {row: count} at `time` (default: everything captured)."""
-        batch = self.op.updates()
-        if time is not None:
-            t = (time,) if isinstance(time, int) else tuple(time)
-            mask = self.op.in_lattices[0].le_arrays(batch.time, np.asarray(t, dtype=np.int64).reshape(-1, 1))
-            batch = batch.take(mask)
-        batch = batch.with_time(np.zeros((1, len(batch)), dtype=np.int64)).consolidate()
+        batch = self.contents_batch(time)
         rows = self.codec.decode_rows(batch.data, self.types)
         return Counter(dict(zip(rows, batch.diff.tolist())))

@@ -8,9 +8,11 @@ Spark, and follows a directory of change files with Structured Streaming.
 
 - `session`: the embedded Spark session, started lazily and quietly.
 - `read`: a table as a Spark DataFrame with the relation's columns, mapped by
-  name or position, filtered where the caller allows, collected as Arrow.
+  name or position, filtered where the caller allows, collected as Arrow; or a
+  local table read by pyarrow alone, with the same rows and errors.
 - `arrow`: Arrow arrays cast to declared column kinds and encoded to int64.
-- `write`: decoded rows to Parquet, CSV, JSON lines, or a text table.
+- `write`: Arrow tables to Parquet, CSV, JSON lines (through Spark, or by
+  pyarrow for local directories), or a text table.
 - `stream`: a Structured Streaming file source driving a callback per
   micro-batch, with the batch's files recorded for exactly-once replay.
 

@@ -173,7 +173,7 @@ def local_columns(source: TableSource) -> list[str] | None:
             with open(files[0], encoding="utf-8") as f:
                 import csv
 
-                return next(csv.reader([f.readline()]), None)
+                return next(csv.reader([f.readline()]), None) or None  # an empty file: no columns yet
     except Exception:
         return None
     return None
@@ -193,6 +193,11 @@ def check_source(source: TableSource) -> None:
 
 def _select(df, source: TableSource, fmt: str, where: str):
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if not any(df.columns):  # an empty file: no columns to map (CSV's reader names one ""), no rows; as read_arrow
+        names = [c.name for c in source.columns]
+        return df.sparkSession.createDataFrame([], T.StructType([T.StructField(n, T.StringType()) for n in names]))
 
     picked, out_names = map_columns(list(df.columns), source, fmt, where)
     df = df.select([F.col(f"`{p}`").alias(o) for p, o in zip(picked, out_names)])
@@ -213,21 +218,71 @@ def _comparable(df, columns) -> bool:
     return True
 
 
-def read_parquet_arrow(source: TableSource) -> pa.Table:
-    """A local Parquet `source` read by pyarrow.dataset, without Spark: the same column
-    mapping and projection, no filter (the plan filters anyway). The fast path for tables
-    on this machine: Arrow's columnar reader, no JVM row-to-Arrow conversion."""
-    import pyarrow.dataset as ds
+def read_arrow(source: TableSource) -> pa.Table:
+    """A local `source` in any format read by pyarrow, without Spark: the same column
+    mapping, values and errors as `read_table` (a malformed line is reported by file and line,
+    as `read_failure` reports it for Spark), no filter (the plan filters anyway). The fast
+    path for tables on this machine: Arrow's columnar readers, no JVM row-to-Arrow conversion.
 
+    As Spark reads them: CSV has a header row and, unless `infer_types`, text columns; JSON
+    lines are objects whose fields are columns; blank lines are skipped and an empty unquoted
+    field is null. .facts files are read as Soufflé reads them (runtime.spark.facts). A
+    directory is read file by file in name order (hidden and _-files skipped)."""
     where = f"'{source.relation}': {source.path}"
     check_source(source)
     path = local_path(source.path)
+    fmt = source.format or detect_format(path)
+    if fmt not in FORMATS:
+        raise LoadError(f"{where}: unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    if fmt == "facts":
+        from runtime.spark.facts import read_facts  # facts builds on this module
+
+        return read_facts(source)
     try:
-        dataset = ds.dataset(path, format="parquet", exclude_invalid_files=True)
-        picked, out_names = map_columns(list(dataset.schema.names), source, "parquet", where)
-        return dataset.to_table(columns=picked, use_threads=True).rename_columns(out_names)
-    except (pa.ArrowInvalid, OSError) as e:
-        raise LoadError(f"{where}: cannot read it as Parquet: {_first_line(e)}") from None
+        if fmt == "parquet":
+            import pyarrow.dataset as ds
+
+            dataset = ds.dataset(path, format="parquet", exclude_invalid_files=True)
+            picked, out_names = map_columns(list(dataset.schema.names), source, fmt, where)
+            return dataset.to_table(columns=picked, use_threads=True).rename_columns(out_names)
+        tables = [t for t in (_read_text_file(f, fmt, source) for f in _data_files(path)) if t is not None]
+        table = pa.concat_tables(tables, promote_options="permissive") if tables else pa.table({})
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OSError, UnicodeDecodeError) as e:
+        raise LoadError(malformed_text(source, fmt) or f"{where}: cannot read it as {fmt}: {_first_line(e)}") from None
+    if table.num_columns == 0:  # no rows at all (Spark sees no columns either): the relation's columns, empty
+        return pa.table({c.name: pa.array([], pa.string()) for c in source.columns})
+    picked, out_names = map_columns(table.column_names, source, fmt, where)
+    return table.select(picked).rename_columns(out_names)
+
+
+def _data_files(path: str) -> list[str]:
+    if os.path.isfile(path):
+        return [path]
+    return sorted(str(f) for f in Path(path).rglob("*") if f.is_file() and not f.name.startswith((".", "_")) and not f.name.endswith(".crc"))
+
+
+def _read_text_file(file: str, fmt: str, source: TableSource) -> pa.Table | None:
+    """One CSV or JSON-lines file as an Arrow table (None: no rows and no header)."""
+    if os.path.getsize(file) == 0:
+        return None
+    if fmt == "json":
+        import pyarrow.json as pajson
+
+        return pajson.read_json(file)
+    import pyarrow.csv as pacsv
+
+    with open(file, encoding="utf-8", newline="") as f:
+        import csv
+
+        header = next(csv.reader([f.readline()]), None)
+    if not header:
+        return None
+    types = {} if source.infer_types else dict.fromkeys(header, pa.string())
+    return pacsv.read_csv(file, convert_options=pacsv.ConvertOptions(column_types=types, **_NULLS))
+
+
+# An empty unquoted field is null (and so refused), as Spark reads it; "" quoted is the empty string.
+_NULLS = dict(null_values=[""], strings_can_be_null=True, quoted_strings_can_be_null=False)
 
 
 def read_table(spark, source: TableSource) -> pa.Table:
@@ -486,6 +541,6 @@ def _fields(n: int) -> str:
 
 __all__ = [
     "ColumnSpec", "TableSource", "FORMATS", "check_source", "dataframe_batches", "detect_format", "map_columns",
-    "read_dataframe", "read_encoded", "encode_dataframe", "read_table", "encode_source", "is_local",
+    "read_arrow", "read_dataframe", "read_encoded", "encode_dataframe", "read_table", "encode_source", "is_local",
     "first_malformed_line", "local_path", "malformed_text", "read_failure", "spark_cause",
 ]

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 _LOG4J = """\
@@ -111,6 +112,7 @@ class SparkProvider:
         self.conf = dict(conf or {})
         self.log_path = log_path or os.path.join(tempfile.gettempdir(), f"deltalog-spark-{os.getpid()}.log")
         self.startup_seconds: float | None = None
+        self.starting = None  # a context manager factory around the start (a progress display's hook)
         self._spark = None
 
     @property
@@ -119,7 +121,8 @@ class SparkProvider:
 
     def get(self):
         if self._spark is None:
-            self._spark = self._start()
+            with self.starting() if self.starting is not None else nullcontext():
+                self._spark = self._start()
         return self._spark
 
     def _start(self):

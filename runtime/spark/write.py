@@ -1,26 +1,32 @@
-"""Writing relations and change logs: Parquet, CSV, JSON lines through Spark, or a text table.
+"""Writing relations and change logs: Parquet, CSV, JSON lines, through Spark or Arrow, or a text table.
 
-`arrow_table(rows, columns)` builds an Arrow table from decoded rows (tuples
-of int, float, str) with one typed column per `ColumnSpec` (a change log adds
-`time` and `diff` int columns). `write_table(spark, table, path, fmt)` writes
-it through Spark as a directory of part files (`path/part-*.parquet`, ...),
-as `write_dataframe(df, path, fmt)` does for a Spark DataFrame (the Spark
-engine's outputs);
-for local paths the directory is written beside the target and renamed into
-place, so a reader never sees half a table and writing the same table again
-(a replayed micro-batch) leaves one copy. `format_text(name, table)` is the
-readable rendering for a terminal.
+Outputs arrive as Arrow tables (a session's results are columns:
+compiler.results). `write_table(spark, table, path, fmt)` writes one through
+Spark as one Arrow-backed DataFrame -- a directory of part files
+(`path/part-*.parquet`, ...), one per partition unless `single_file` asks for
+a single one -- as `write_dataframe(df, path, fmt)` does for any Spark
+DataFrame (the Spark engine's outputs). `write_arrow(table, path, fmt)`
+writes a local directory without Spark: one part file written by pyarrow
+(Parquet and CSV by Arrow's writers, JSON lines built column by column with
+every distinct string escaped once). Either way, a local directory is
+written beside the target and renamed into place, so a reader never sees
+half a table and writing the same table again (a replayed micro-batch) leaves
+one copy. `arrow_table(rows, columns)` builds a table from decoded rows
+(tuples of int, float, str), for the few writers that have rows;
+`format_text(name, table)` is the readable rendering for a terminal.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import uuid
 
+import numpy as np
 import pyarrow as pa
 
-from runtime.spark.read import ColumnSpec, is_local
+from runtime.spark.read import ColumnSpec, is_local, local_path
 
 WRITE_FORMATS = ("parquet", "csv", "jsonl")
 _ARROW = {"int": pa.int64(), "unsigned": pa.uint64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_()}
@@ -37,25 +43,99 @@ def change_columns(columns) -> tuple[ColumnSpec, ...]:
     return tuple(columns) + (ColumnSpec("time", "int"), ColumnSpec("diff", "int"))
 
 
-def write_table(spark, table: pa.Table, path: str, fmt: str) -> None:
-    """Write `table` to `path` (a directory) as `fmt`, replacing what was there."""
+def write_table(spark, table: pa.Table, path: str, fmt: str, single_file: bool = True) -> None:
+    """Write `table` to `path` (a directory) as `fmt` through Spark, replacing what was there:
+    one part file, or with `single_file=False` one per core (Spark slices an Arrow table into
+    batch-sized partitions; dozens of small write tasks cost more than a few large ones)."""
     df = spark.createDataFrame(table) if table.num_rows else spark.createDataFrame([], _spark_schema(table))
-    write_dataframe(df.coalesce(1), path, fmt)
+    tasks = 1 if single_file else spark.sparkContext.defaultParallelism
+    write_dataframe(df.coalesce(tasks), path, fmt)
 
 
 def write_dataframe(df, path: str, fmt: str) -> None:
     """Write a Spark DataFrame to `path` (a directory of part files) as `fmt`, replacing what was there."""
-    if fmt not in WRITE_FORMATS:
-        raise ValueError(f"unknown output format {fmt!r} (one of {', '.join(WRITE_FORMATS)})")
+    _check_format(fmt)
     writer = df.write.mode("overwrite")
     if not is_local(path):
         _save(writer, path, fmt)
         return
+    _replace(path, lambda staging: _save(writer, staging, fmt))
+
+
+def write_arrow(table: pa.Table, path: str, fmt: str) -> None:
+    """Write `table` to the local directory `path` as `fmt` with pyarrow (no Spark), replacing what was there."""
+    _check_format(fmt)
+
+    def save(staging: str) -> None:
+        os.makedirs(staging)
+        part = os.path.join(staging, f"part-00000.{fmt}")
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, part)
+        elif fmt == "csv":
+            import pyarrow.csv as pacsv
+
+            pacsv.write_csv(table, part, pacsv.WriteOptions(include_header=True, quoting_style="needed"))
+        else:
+            with open(part, "wb") as f:
+                write_json_lines(table, f)
+        open(os.path.join(staging, "_SUCCESS"), "wb").close()
+
+    _replace(local_path(path), save)
+
+
+def write_json_lines(table: pa.Table, f) -> None:
+    """Write the table to the binary file `f` as JSON lines, one object per row, built column by
+    column: numbers as Arrow prints them (non-finite floats as the strings "NaN", "Infinity",
+    "-Infinity", as Spark writes them), strings escaped by `json.dumps` once per distinct
+    value, NULL as null. The lines are one Arrow string array, written from its data buffer."""
+    import pyarrow.compute as pc
+
+    for start in range(0, table.num_rows, _JSON_ROWS):
+        part = table.slice(start, _JSON_ROWS)
+        pieces = []
+        for i, (name, column) in enumerate(zip(part.column_names, part.columns)):
+            pieces.append(("{" if i == 0 else ",") + json.dumps(name) + ":")
+            pieces.append(pc.fill_null(_json_values(column.combine_chunks()), "null"))
+        lines = pc.binary_join_element_wise(*pieces, "}\n", "")
+        _, offsets, data = lines.buffers()
+        bounds = np.frombuffer(offsets, dtype=np.int32)[lines.offset: lines.offset + len(lines) + 1]
+        f.write(memoryview(data)[bounds[0]: bounds[-1]])
+
+
+_JSON_ROWS = 1 << 20  # rows per slice: one slice's text stays far below Arrow's 2 GB string limit
+
+
+def _json_values(column: pa.Array) -> pa.Array:
+    import pyarrow.compute as pc
+
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        encoded = pc.dictionary_encode(column)
+        quoted = pa.array([json.dumps(s, ensure_ascii=False) for s in encoded.dictionary.to_pylist()], pa.string())
+        return quoted.take(encoded.indices)
+    if pa.types.is_boolean(column.type):
+        return pc.if_else(column, "true", "false")
+    text = pc.cast(column, pa.string())
+    if pa.types.is_floating(column.type):
+        finite = pc.is_finite(column)
+        words = pc.if_else(pc.is_nan(column), '"NaN"', pc.if_else(pc.greater(column, 0), '"Infinity"', '"-Infinity"'))
+        text = pc.if_else(pc.or_kleene(finite, pc.is_null(column)), text, words)
+    return text
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in WRITE_FORMATS:
+        raise ValueError(f"unknown output format {fmt!r} (one of {', '.join(WRITE_FORMATS)})")
+
+
+def _replace(path: str, save) -> None:
+    """`save(staging)` writes a directory beside `path`, which then replaces `path` by renames."""
     path = os.path.abspath(path)
     parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
     staging = os.path.join(parent, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
-    _save(writer, staging, fmt)
+    save(staging)
     if os.path.exists(path):
         old = staging + ".old"
         os.rename(path, old)

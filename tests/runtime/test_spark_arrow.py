@@ -82,15 +82,15 @@ def test_columns_map_by_name_else_by_position():
 def test_arrow_reader_maps_and_projects_like_spark(tmp_path):
     import pyarrow.parquet as pq
 
-    from runtime.spark.read import read_parquet_arrow
+    from runtime.spark.read import read_arrow
 
     path = tmp_path / "edge.parquet"
     pq.write_table(pa.table({"extra": ["a", "b"], "DST": [2, 3], "src": [1, 2]}), path)
-    table = read_parquet_arrow(source(["src", "dst"]).__class__(str(path), "edge", source(["src", "dst"]).columns))
+    table = read_arrow(source(["src", "dst"]).__class__(str(path), "edge", source(["src", "dst"]).columns))
     assert table.column_names == ["src", "dst"]
     assert [tuple(r.values()) for r in table.to_pylist()] == [(1, 2), (2, 3)]
     with pytest.raises(LoadError, match="no such file or directory"):
-        read_parquet_arrow(TableSource(str(tmp_path / "nope.parquet"), "edge", source(["src"]).columns))
+        read_arrow(TableSource(str(tmp_path / "nope.parquet"), "edge", source(["src"]).columns))
 
 
 def test_batches_are_encoded_into_blocks_of_whole_batches_and_give_the_table():
