@@ -25,9 +25,14 @@ import numba
 
 _OPTIONS = dict(cache=True, nogil=True)
 
-# A function compiled for the argument types of each of its callers (kernels and
-# other helpers), as part of that caller's compilation, and cached with it.
+# A function kernels call: compiled while its first caller compiles, once for
+# each set of argument types (layouts, literal constants) its callers pass.
 helper = numba.njit(**_OPTIONS)
+
+# A helper whose code is inlined into each caller at numba's IR level, then typed
+# with it: for small hot helpers whose call would cost more than their work.
+# (Inlining every helper compiles more slowly: the IR is typed once per call site.)
+inlined = numba.njit(inline="always", **_OPTIONS)
 
 NOTICE = "deltalog: compiling runtime kernels (first run only; cached afterwards) ..."
 

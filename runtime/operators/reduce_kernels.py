@@ -13,12 +13,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from runtime.jit import helper, kernel
+from runtime.jit import helper, inlined, kernel
 from runtime.kernels import I, M, V, advance_product, nt, same_columns
 
 B = nt.Array(nt.boolean, 1, "A")
-
-_JIT = dict(cache=True, nogil=True)
 
 
 @helper
@@ -350,7 +348,7 @@ def _bit_prefix(tree, i):
 CHAIN_LIMIT = 32
 
 
-@numba.njit(inline='always', **_JIT)
+@inlined
 def _push_time(n, out_g, out_t, g, x, y):
     """Append (g, (x, y)) at n, doubling the arrays when full."""
     if n == out_g.shape[0]:
@@ -363,7 +361,7 @@ def _push_time(n, out_g, out_t, g, x, y):
     return n + 1, out_g, out_t
 
 
-@numba.njit(inline='always', **_JIT)
+@inlined
 def _push_out(n, out_g, out_t, out_d, g, x, y, diff):
     """Append (g, (x, y), diff) at n, doubling the arrays when full."""
     if n == out_d.shape[0]:
@@ -373,7 +371,7 @@ def _push_out(n, out_g, out_t, out_d, g, x, y, diff):
     return n, out_g, out_t, out_d
 
 
-@numba.njit(inline='always', **_JIT)
+@inlined
 def _chain_step(g, new, inputs, outputs, frontier, st, skd, n_out, out_g, out_t, out_d, n_later, later_g, later_t):
     """distinct_step for group g when its times form a chain (are pairwise comparable).
 
