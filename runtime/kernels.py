@@ -3,15 +3,17 @@
 Arranging, merging and probing batches are per-row loops with data-dependent
 control flow; done with numpy they take a dozen calls each, which dominates when
 a handful of keys changed. Each kernel here does its work in one compiled pass
-(numba, cached on disk). Layout "A" signatures accept any strides, so one
-compiled specialisation serves C- and F-ordered blocks alike.
+(a `runtime.jit` kernel: compiled at first call, cached on disk). Layout "A"
+signatures accept any strides, so one compiled specialisation serves C- and
+F-ordered blocks alike.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 from numba import types as nt
+
+from runtime.jit import helper, kernel
 
 # Any layout: numpy's fancy indexing yields both C- and F-ordered blocks, and one
 # compiled specialisation (cached on disk) serves them all.
@@ -20,7 +22,7 @@ M = nt.Array(nt.int64, 2, "A")
 I = nt.int64
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def same_columns(a, i, b, j):
     """Column i of a equals column j of b."""
     for r in range(a.shape[0]):
@@ -29,7 +31,7 @@ def same_columns(a, i, b, j):
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _column_less(a, i, b, j):
     """Column i of a < column j of b, compared row by row (lexicographically)."""
     for r in range(a.shape[0]):
@@ -38,7 +40,7 @@ def _column_less(a, i, b, j):
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _before(lead, key, j, h, probe_key, i):
     """Update j's key sorts before probe i's: (lead, key columns) compared in order."""
     if lead[j] != h:
@@ -46,7 +48,7 @@ def _before(lead, key, j, h, probe_key, i):
     return _column_less(key, j, probe_key, i)
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _seek(lead, key, probe_lead, probe_key, i, lo):
     """The first position whose key is not before probe i's, searching from `lo`.
 
@@ -74,7 +76,7 @@ def _seek(lead, key, probe_lead, probe_key, i, lo):
     return lo
 
 
-@numba.njit([(V, M, V, M)], cache=True, nogil=True)
+@kernel(V, M, V, M)
 def lookup_positions(lead, key, probe_lead, probe_key):
     """(probe index, batch position) for every batch update whose key equals a probe's."""
     n = lead.shape[0]
@@ -98,7 +100,7 @@ def lookup_positions(lead, key, probe_lead, probe_key):
     return owner[:m], pos[:m]
 
 
-@numba.njit([(V, M, V, M)], cache=True, nogil=True)
+@kernel(V, M, V, M)
 def count_matches(lead, key, probe_lead, probe_key):
     """For each probe, how many updates have its key: two binary searches, so a
     hub key is counted without walking its updates. Probes may come in any order."""
@@ -117,7 +119,7 @@ def count_matches(lead, key, probe_lead, probe_key):
     return counts
 
 
-@numba.njit([(V, M, M, M, V, V, M, V, M, M, V, I)], cache=True, nogil=True)
+@kernel(V, M, M, M, V, V, M, V, M, M, V, I)
 def lookup_into(lead, key, val, time, diff, probe_lead, probe_key, out_owner, out_val, out_time, out_diff, at):
     """`lookup_positions`, with the matching updates' probe, value, time and diff
     written into the out_* arrays from column `at` on.
@@ -155,13 +157,13 @@ def lookup_into(lead, key, val, time, diff, probe_lead, probe_key, out_owner, ou
 # two batches is a linear merge of runs plus a per-run consolidation.
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _less(cols, i, j):
     """Row i of cols < row j lexicographically (cols is (c, n))."""
     return _column_less(cols, i, cols, j)
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _merge_runs(order, buffer, lo, mid, hi, first, rows):
     """Merge the sorted runs order[lo:mid] and order[mid:hi] in place (stable).
 
@@ -194,7 +196,7 @@ def _merge_runs(order, buffer, lo, mid, hi, first, rows):
     order[lo:hi] = buffer[lo:hi]
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _sort_range(order, lo, hi, cols, buffer):
     """Stable sort of order[lo:hi] by the rows of `cols` (insertion, then bottom-up merges)."""
     width = 16
@@ -219,7 +221,7 @@ _INSERTION = 24  # rows up to which an insertion sort beats radix passes' bucket
 _DIGIT = 11  # bits per radix pass (2,048 buckets)
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _span(col):
     """(minimum, bits needed for col - minimum) of a non-empty column."""
     least = col[0]
@@ -236,7 +238,7 @@ def _span(col):
     return least, bits
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _radix_passes(keys, order, bits):
     """Sort `keys` (uint64, below 2**bits) stably, carrying `order` along: LSD
     counting passes of up to 11 bits (16 on large inputs). Returns (keys, order)."""
@@ -267,7 +269,7 @@ def _radix_passes(keys, order, bits):
     return keys, order
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _sort_by_column(col, order):
     """Reorder `order` stably by col[order]."""
     least, bits = _span(col)
@@ -278,7 +280,7 @@ def _sort_by_column(col, order):
     return _radix_passes(keys, order, bits)[1]
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _lex_less(first, rows, time, i, j):
     """Row i < row j in (first, rows, time) order; an empty `first` is left out."""
     if first.shape[0] and first[i] != first[j]:
@@ -292,7 +294,7 @@ def _lex_less(first, rows, time, i, j):
     return False
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _first_is_lead(first, rows):
     """`first` is given and equals rows[0]: an arrangement's leading key column, no sort key of its own."""
     if not first.shape[0] or not rows.shape[0]:
@@ -303,7 +305,7 @@ def _first_is_lead(first, rows):
     return True
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _spans(first, rows, time, use_first):
     """Minimum and bit width of every sort column, least significant first
     (time rows from the last, then rows from the last, then `first`)."""
@@ -322,7 +324,7 @@ def _spans(first, rows, time, use_first):
     return least, bits
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _fold(col, keys, least, shift):
     base = np.uint64(least)
     sh = np.uint64(shift)
@@ -330,7 +332,7 @@ def _fold(col, keys, least, shift):
         keys[i] |= (np.uint64(col[i]) - base) << sh
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _packed_keys(first, rows, time, use_first, least, bits):
     """Every row's sort columns packed into one uint64 (the primary in the top bits)."""
     n = max(first.shape[0], rows.shape[1], time.shape[1])
@@ -350,7 +352,7 @@ def _packed_keys(first, rows, time, use_first, least, bits):
     return keys
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _unfold(keys, col, least, shift, width):
     mask = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
     sh = np.uint64(shift)
@@ -359,7 +361,7 @@ def _unfold(keys, col, least, shift, width):
         col[i] = np.int64(((keys[i] >> sh) & mask) + base)
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _sorted_keys(first, rows, time, use_first):
     """(fits, keys, order, least, bits): when the sort columns' ranges fit in 64
     bits together, their packed keys sorted by radix passes, with the permutation
@@ -374,7 +376,7 @@ def _sorted_keys(first, rows, time, use_first):
     return True, keys, order, least, bits
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(V, M, M)
 def lex_order(first, rows, time):
     """Stable permutation sorting by `first` (if not empty), then the rows of
     `rows`, then those of `time`: by the values themselves, with no hash and no
@@ -413,7 +415,7 @@ def radix_lexsort(keys) -> np.ndarray:
     return lex_order(rows[0, :0], rows, rows[:0])
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _sorted_prefix(first, rows, start):
     """The end of the sorted run of (first, rows) columns that begins at `start`."""
     for i in range(start + 1, first.shape[0]):
@@ -425,7 +427,7 @@ def _sorted_prefix(first, rows, start):
 _MERGE_RUNS = 8  # more sorted runs than this: radix sort instead
 
 
-@numba.njit([(V, M)], cache=True, nogil=True)
+@kernel(V, M)
 def sort_rows(first, rows):
     """Permutation sorting by `first`, then each row of `rows` in order (stable).
 
@@ -451,7 +453,7 @@ def sort_rows(first, rows):
     return lex_order(first, rows, rows[:0])
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _consolidate_runs(lead, cols, time, diff, order):
     """Walk `order` (sorted by lead, cols); within each run sort times, sum, drop zeros.
 
@@ -485,7 +487,7 @@ def _consolidate_runs(lead, cols, time, diff, order):
     return out_pos[:m], out_diff[:m]
 
 
-@numba.njit([(V, M)], cache=True, nogil=True)
+@kernel(V, M)
 def dense_rows(first, rows):
     """Number the distinct (first, rows) columns 0, 1, ... in sorted order.
 
@@ -506,7 +508,7 @@ def dense_rows(first, rows):
     return ids, reps[:m + 1]
 
 
-@numba.njit([(M, M)], cache=True, nogil=True)
+@kernel(M, M)
 def in_advance_product(frontier, times):
     """For each column of `times`: is some column of `frontier` <= it in every coordinate?"""
     n = times.shape[1]
@@ -524,7 +526,7 @@ def in_advance_product(frontier, times):
     return out
 
 
-@numba.njit(cache=True, nogil=True)
+@helper
 def _sum_equal_runs(first, cols, time, diff, order):
     """Walk `order`, sorted by (first, cols, time); sum the diffs of equal updates, drop zeros.
 
@@ -553,13 +555,13 @@ def _sum_equal_runs(first, cols, time, diff, order):
     return out_pos[:m], out_diff[:m]
 
 
-@numba.njit([(V, M, M, V)], cache=True, nogil=True)
+@kernel(V, M, M, V)
 def arrange_order(lead, cols, time, diff):
     """Sort updates into arranged order and consolidate: (positions, diffs)."""
     return _sum_equal_runs(lead, cols, time, diff, lex_order(lead, cols, time))
 
 
-@numba.njit([(V, M, M, V)], cache=True, nogil=True)
+@kernel(V, M, M, V)
 def arrange(lead, cols, time, diff):
     """The updates sorted into arranged order and consolidated, as new
     (lead, cols, time, diff) arrays.
@@ -623,7 +625,7 @@ def arrange(lead, cols, time, diff):
     return out_lead, out_cols, out_time, summed
 
 
-@numba.njit([(V, M, M, V, I)], cache=True, nogil=True)
+@kernel(V, M, M, V, I)
 def merge_order(lead, cols, time, diff, split):
     """Like `arrange_order` for the concatenation of two arranged batches [0, split) and [split, n)."""
     n = lead.shape[0]
@@ -648,7 +650,7 @@ def merge_order(lead, cols, time, diff, split):
     return _consolidate_runs(lead, cols, time, diff, order)
 
 
-@numba.njit([(M, M)], cache=True, nogil=True)
+@kernel(M, M)
 def advance_product(times, since):
     """advance_by(t, since) under the product order: per coordinate, min over f of max(t, f)."""
     if since.shape[1] == 0:
@@ -663,7 +665,7 @@ def advance_product(times, since):
     return out
 
 
-@numba.njit([(V, M, M, M, V, V, M, M, M, V, M)], cache=True, nogil=True)
+@kernel(V, M, M, M, V, V, M, M, M, V, M)
 def merge_arranged(kh_a, key_a, val_a, time_a, diff_a, kh_b, key_b, val_b, time_b, diff_b, since):
     """Two arranged batches merged into one, times advanced by `since` (product order).
 
@@ -678,7 +680,7 @@ def merge_arranged(kh_a, key_a, val_a, time_a, diff_a, kh_b, key_b, val_b, time_
     return lead[pos], key[:, pos], val[:, pos], time[:, pos], summed
 
 
-@numba.njit([(M,)], cache=True, nogil=True)
+@kernel(M)
 def hash_columns(block):
     """A 64-bit mix of each column of a (k, n) block (splitmix64 finaliser per word)."""
     n = block.shape[1]
@@ -697,7 +699,7 @@ def hash_columns(block):
     return out
 
 
-@numba.njit([(M,)], cache=True, nogil=True)
+@kernel(M)
 def minimal_pairs(times):
     """The minimal antichain of (1, n) or (2, n) times under the product order.
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from runtime.jit import helper, inlined, kernel
 from runtime.kernels import I, M, V, advance_product, nt, same_columns
 
 B = nt.Array(nt.boolean, 1, "A")
 
-_JIT = dict(cache=True, nogil=True)
 
-
-@numba.njit(**_JIT)
+@helper
 def _le(ta, ia, tb, ib, alt):
     """ta[:, ia] <= tb[:, ib] in the lattice described by `alt`."""
     d = ta.shape[0]
@@ -40,7 +39,7 @@ def _le(ta, ia, tb, ib, alt):
     return True
 
 
-@numba.njit(**_JIT)
+@helper
 def _join_into(ta, ia, tb, ib, alt, out, io):
     """out[:, io] = join(ta[:, ia], tb[:, ib])."""
     d = ta.shape[0]
@@ -58,7 +57,7 @@ def _join_into(ta, ia, tb, ib, alt, out, io):
             out[k, io] = max(ta[k, ia], tb[k, ib])
 
 
-@numba.njit(**_JIT)
+@helper
 def _group_bounds(group, ngroups):
     """bounds[g]:bounds[g+1] is the slice of sorted `group` equal to g."""
     bounds = np.zeros(ngroups + 1, np.int64)
@@ -69,7 +68,7 @@ def _group_bounds(group, ngroups):
     return bounds
 
 
-@numba.njit(**_JIT)
+@helper
 def _time_hash(t, i):
     h = np.uint64(0x2545F4914F6CDD1D)
     for k in range(t.shape[0]):
@@ -78,7 +77,7 @@ def _time_hash(t, i):
     return np.int64(h)
 
 
-@numba.njit(**_JIT)
+@helper
 def _add_time(heads, scratch, g, start, n, cap, out_g, out_t, chain):
     """Append scratch[:, 0] for group g unless already among out[start:n].
 
@@ -115,7 +114,7 @@ def _add_time(heads, scratch, g, start, n, cap, out_g, out_t, chain):
     return n + 1, cap, out_g, out_t, chain
 
 
-@numba.njit([(I, V, M, V, M, B)], **_JIT)
+@kernel(I, V, M, V, M, B)
 def interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt):
     """Per group, the closure of its new times under join with history and each other.
 
@@ -168,7 +167,7 @@ def interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt):
     return out_g[:n], out_t[:, :n]
 
 
-@numba.njit(**_JIT)
+@helper
 def _sweep_closure(gx, gy, fresh, size, order, g, n, out_g, out_t, ys):
     """Append group g's interesting times, from its generators, to out[n:].
 
@@ -229,7 +228,7 @@ def _sweep_closure(gx, gy, fresh, size, order, g, n, out_g, out_t, ys):
     return n, out_g, out_t, ys, ny
 
 
-@numba.njit(**_JIT)
+@helper
 def _gather_group(parts, g, gx, gy, fresh, order):
     """Generators of group g from (times, bounds, positions, is_new) parts into
     the scratch arrays (x, y, is-new; grown when too small): returns their count."""
@@ -253,7 +252,7 @@ def _gather_group(parts, g, gx, gy, fresh, order):
     return size, gx, gy, fresh, order
 
 
-@numba.njit(**_JIT)
+@helper
 def _by_group(group, ngroups):
     """(bounds, positions): positions[bounds[g]:bounds[g+1]] are the indices of group g."""
     bounds = _group_bounds(group, ngroups)  # counts; the order of `group` does not matter
@@ -265,7 +264,7 @@ def _by_group(group, ngroups):
     return bounds, pos
 
 
-@numba.njit([(I, V, M, V, M, V, M)], **_JIT)
+@kernel(I, V, M, V, M, V, M)
 def product_interesting_times(ngroups, new_g, new_t, a_g, a_t, b_g, b_t):
     """`interesting_times` for epochs or (epoch, iteration) pairs: `_sweep_closure` per group.
 
@@ -289,7 +288,7 @@ def product_interesting_times(ngroups, new_g, new_t, a_g, a_t, b_g, b_t):
     return out_g[:n], out_t[:, :n]
 
 
-@numba.njit(**_JIT)
+@helper
 def _le_product(a, ia, b, ib):
     for k in range(a.shape[0]):
         if a[k, ia] > b[k, ib]:
@@ -297,7 +296,7 @@ def _le_product(a, ia, b, ib):
     return True
 
 
-@numba.njit(**_JIT)
+@helper
 def _sorted_by_x(times, pos, lo, hi, scratch):
     """pos[lo:hi] ordered by the first time coordinate, in `scratch` (grown if needed)."""
     k = hi - lo
@@ -319,7 +318,7 @@ def _sorted_by_x(times, pos, lo, hi, scratch):
     return scratch, k
 
 
-@numba.njit(**_JIT)
+@helper
 def _y_index(ys, ny, times, i):
     """Index among the sorted y-coordinates ys[:ny] of time i's y (0 in one dimension)."""
     if times.shape[0] == 1:
@@ -327,7 +326,7 @@ def _y_index(ys, ny, times, i):
     return np.searchsorted(ys[:ny], times[1, i])
 
 
-@numba.njit(**_JIT)
+@helper
 def _bit_add(tree, n, i, v):
     i += 1
     while i <= n:
@@ -335,7 +334,7 @@ def _bit_add(tree, n, i, v):
         i += i & (-i)
 
 
-@numba.njit(**_JIT)
+@helper
 def _bit_prefix(tree, i):
     """Sum of entries 0..i."""
     i += 1
@@ -349,7 +348,7 @@ def _bit_prefix(tree, i):
 CHAIN_LIMIT = 32
 
 
-@numba.njit(inline='always', **_JIT)
+@inlined
 def _push_time(n, out_g, out_t, g, x, y):
     """Append (g, (x, y)) at n, doubling the arrays when full."""
     if n == out_g.shape[0]:
@@ -362,7 +361,7 @@ def _push_time(n, out_g, out_t, g, x, y):
     return n + 1, out_g, out_t
 
 
-@numba.njit(inline='always', **_JIT)
+@inlined
 def _push_out(n, out_g, out_t, out_d, g, x, y, diff):
     """Append (g, (x, y), diff) at n, doubling the arrays when full."""
     if n == out_d.shape[0]:
@@ -372,7 +371,7 @@ def _push_out(n, out_g, out_t, out_d, g, x, y, diff):
     return n, out_g, out_t, out_d
 
 
-@numba.njit(inline='always', **_JIT)
+@inlined
 def _chain_step(g, new, inputs, outputs, frontier, st, skd, n_out, out_g, out_t, out_d, n_later, later_g, later_t):
     """distinct_step for group g when its times form a chain (are pairwise comparable).
 
@@ -464,7 +463,7 @@ def _chain_step(g, new, inputs, outputs, frontier, st, skd, n_out, out_g, out_t,
     return True, n_out, out_g, out_t, out_d, n_later, later_g, later_t
 
 
-@numba.njit([(I, V, M, V, M, V, V, M, V, M, M)], **_JIT)
+@kernel(I, V, M, V, M, V, V, M, V, M, M)
 def distinct_step(ngroups, gid, time, i_g, i_t, i_d, o_g, o_t, o_d, since, frontier):
     """Distinct's whole update for keys without values, in epoch or (epoch, iteration) time.
 
@@ -558,7 +557,7 @@ def distinct_step(ngroups, gid, time, i_g, i_t, i_d, o_g, o_t, o_d, since, front
     return out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later]
 
 
-@numba.njit([(I, V, M, V, V, M, V, B)], **_JIT)
+@kernel(I, V, M, V, V, M, V, B)
 def accumulate(ngroups, cand_g, cand_t, hist_g, hist_v, hist_t, hist_d, alt):
     """For each candidate c, sum per value id of its group's history up to c's time.
 
@@ -603,7 +602,7 @@ def accumulate(ngroups, cand_g, cand_t, hist_g, hist_v, hist_t, hist_d, alt):
     return out_c[:n], out_v[:n], out_d[:n]
 
 
-@numba.njit([(I, V, M, V, V, V, B)], **_JIT)
+@kernel(I, V, M, V, V, V, B)
 def corrections(ngroups, cand_g, cand_t, res_c, res_v, res_d, alt):
     """Per group, in candidate order: e(t) = R(t) - sum of e(t') over earlier t' <= t.
 

@@ -1,0 +1,118 @@
+"""Kernels: numba-compiled functions with one declared signature, compiled when first called.
+
+A kernel is a compiled loop the runtime calls from Python (or from another
+kernel). It declares its one signature (int64 arrays of any layout, mostly), so
+whatever layouts its callers pass, one specialisation is compiled and numba
+converts the arguments to it, or rejects them with a TypeError. It is compiled
+at its first call, not at import: a program compiles only the kernels it runs.
+Compiled code is cached on disk by numba (`__pycache__` next to the sources, or
+NUMBA_CACHE_DIR) and loaded, not compiled, on later runs. Helpers, the plain
+`helper` functions kernels call, are compiled as part of their callers.
+
+A cold start (an empty or stale cache) compiles for tens of seconds. The first
+time a kernel is about to really compile (its signature is not in numba's cache
+index), `notice()` prints one line to stderr, once per process; a warm start is
+silent. `cold()` tells beforehand whether some kernel would compile, for a front
+end that shows the wait its own way (it may call `notice()` itself, which then
+prints nothing more). `compile_all()` compiles every kernel up front instead.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numba
+
+_OPTIONS = dict(cache=True, nogil=True)
+
+# A function kernels call: compiled while its first caller compiles, once for
+# each set of argument types (layouts, literal constants) its callers pass.
+helper = numba.njit(**_OPTIONS)
+
+# A helper whose code is inlined into each caller at numba's IR level, then typed
+# with it: for small hot helpers whose call would cost more than their work.
+# (Inlining every helper compiles more slowly: the IR is typed once per call site.)
+inlined = numba.njit(inline="always", **_OPTIONS)
+
+NOTICE = "deltalog: compiling runtime kernels (first run only; cached afterwards) ..."
+
+_kernels: list[numba.core.dispatcher.Dispatcher] = []  # every kernel declared, in declaration order
+_noticed = False
+
+
+def kernel(*argtypes):
+    """Decorator: `fn` as a kernel with the signature `argtypes` (numba types),
+    compiled (or loaded from the cache) when first called, from Python or from
+    another kernel; no other signature is ever compiled."""
+
+    def declare(fn):
+        dispatcher = numba.njit(**_OPTIONS)(fn)
+        if not isinstance(dispatcher, numba.core.dispatcher.Dispatcher):
+            return dispatcher  # NUMBA_DISABLE_JIT: the Python function itself
+        _declare_signature(dispatcher, tuple(argtypes))
+        _kernels.append(dispatcher)
+        return dispatcher
+
+    return declare
+
+
+def _declare_signature(dispatcher, signature):
+    # A numba dispatcher asks for a compilation through two methods: a Python
+    # call with argument types it has no code for calls `_compile_for_args`; a
+    # kernel being typed that calls this one calls `compile` (through
+    # `get_call_template`). Both are redirected to compile the declared
+    # signature, then compilation is switched off: from then on numba resolves
+    # every call to that signature by converting the arguments (C or F layout
+    # to any layout), or raises a TypeError.
+    compile_any = dispatcher.compile
+
+    def compile_declared(_requested=None):
+        if dispatcher._can_compile:
+            if not _in_cache(dispatcher, signature):
+                notice()
+            compile_any(signature)
+            dispatcher.disable_compile()
+        return dispatcher.overloads[signature].entry_point
+
+    def compile_for_args(*args, **kws):
+        compile_declared()
+        return dispatcher  # dispatched again: arguments checked and converted
+
+    dispatcher.compile = compile_declared
+    dispatcher._compile_for_args = compile_for_args
+    dispatcher.declared_signature = signature
+
+
+def _in_cache(dispatcher, signature) -> bool:
+    """The signature's compiled code is in numba's on-disk cache index, and fresh
+    (the index is empty when the source file changed since)."""
+    cache = dispatcher._cache
+    key = cache._index_key(signature, dispatcher.targetctx.codegen())
+    return key in cache._cache_file._load_index()
+
+
+def compiled(dispatcher) -> bool:
+    """The kernel has been compiled or loaded in this process."""
+    return not dispatcher._can_compile
+
+
+def cold() -> bool:
+    """Some declared kernel would compile at its first call: it is neither loaded
+    in this process nor in the on-disk cache. (A run compiles only the kernels it
+    calls, so a cold cache may still mean a run compiles nothing.)"""
+    return any(not compiled(k) and not _in_cache(k, k.declared_signature) for k in _kernels)
+
+
+def compile_all() -> None:
+    """Compile (or load from the cache) every declared kernel now: for what must
+    not pay for compiling later, such as timed benchmarks and tests with deadlines."""
+    for k in _kernels:
+        k.compile(k.declared_signature)
+
+
+def notice() -> None:
+    """Print the one-line compiling notice to stderr, the first time only."""
+    global _noticed
+    if not _noticed:
+        _noticed = True
+        print(NOTICE, file=sys.stderr, flush=True)

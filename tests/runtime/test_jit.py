@@ -1,0 +1,80 @@
+"""Kernels compile at first call, one signature each, and announce a cold cache once."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+
+from runtime import jit
+from runtime.kernels import M, V
+
+
+def test_a_kernel_compiles_only_its_declared_signature_whatever_the_callers_pass():
+    # Declared here, not at module level: the session fixture compiles every kernel declared by then.
+    @jit.kernel(V, M)
+    def _scaled_sum(scale, block):
+        """Per column of `block`, the sum of its rows times scale[column]."""
+        out = np.zeros(block.shape[1], np.int64)
+        for r in range(block.shape[0]):
+            for c in range(block.shape[1]):
+                out[c] += block[r, c] * scale[c]
+        return out
+
+    @numba.njit
+    def _scaled_sum_of_fresh_arrays(n):
+        # C-contiguous arrays built inside compiled code: the call is typed with
+        # layout "C", and must still resolve to the declared "A" signature.
+        return _scaled_sum(np.ones(n, np.int64), np.ones((2, n), np.int64))
+
+    assert not jit.compiled(_scaled_sum)  # declared, not yet compiled
+    block = np.arange(6, dtype=np.int64).reshape(2, 3)
+    assert _scaled_sum_of_fresh_arrays(3).tolist() == [2, 2, 2]  # first call, from compiled code
+    assert _scaled_sum(np.ones(3, np.int64), block).tolist() == [3, 5, 7]  # C layout
+    assert _scaled_sum(np.arange(3, dtype=np.int64), np.asfortranarray(block)).tolist() == [0, 5, 14]  # F
+    assert _scaled_sum(np.ones(2, np.int64), block[:, ::2]).tolist() == [3, 7]  # strided
+    assert jit.compiled(_scaled_sum)
+    assert list(_scaled_sum.overloads) == [(V, M)]
+    with pytest.raises(TypeError):  # converted or rejected, never reinterpreted
+        _scaled_sum(np.ones(3), block)
+
+
+_RUN_ONE_KERNEL = """
+import numpy as np
+from runtime import jit, kernels
+print(jit.cold())
+print(kernels.hash_columns(np.arange(4, dtype=np.int64).reshape(2, 2)).tolist())
+stats = kernels.hash_columns.stats
+print(sum(stats.cache_misses.values()), sum(stats.cache_hits.values()))
+print(sum(jit.compiled(k) for k in jit._kernels))
+"""
+
+
+def _run_one_kernel(cache_dir: Path) -> tuple[list[str], str]:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_ONE_KERNEL], env=env, cwd=root, capture_output=True, text=True, check=True
+    )
+    return done.stdout.splitlines(), done.stderr
+
+
+def test_a_cold_cache_is_announced_once_and_a_warm_one_compiles_nothing(tmp_path):
+    """Two fresh interpreters on an empty numba cache directory, calling one small
+    kernel (hash_columns, a fraction of a second to compile): the first compiles
+    it and prints the notice once; the second loads it and is silent."""
+    cold, notices = _run_one_kernel(tmp_path)
+    assert notices.count(jit.NOTICE) == 1, notices
+    assert cold[0] == "True"
+    assert cold[2] == "1 0"  # compiled: one cache miss, no hit
+    assert cold[3] == "1"  # only the kernel called was compiled
+
+    warm, notices = _run_one_kernel(tmp_path)
+    assert jit.NOTICE not in notices, notices
+    assert warm[0] == "True"  # the kernels this run never called are still cold
+    assert warm[1] == cold[1]
+    assert warm[2] == "0 1"  # loaded from the cache, nothing compiled
+    assert warm[3] == "1"
