@@ -77,9 +77,9 @@ def plan_frame(name: str, table, df: DataFrame):
     SQLSession.insert encodes it: a NULL is the type's zero, and 1 in its flag column), and a
     DataFrame with a row if a NOT NULL column holds a NULL (None if there is none)."""
     wanted = [c for c, _, _ in table.columns]
-    lower = {c.lower(): c for c in df.columns}
-    if all(w in lower for w in wanted):
-        picked = [lower[w] for w in wanted]
+    lower = {c.lower(): c for c in df.columns}  # schema names keep their case; match them ignoring it
+    if all(w.lower() in lower for w in wanted):
+        picked = [lower[w.lower()] for w in wanted]
     elif len(df.columns) == len(wanted):
         picked = list(df.columns)
     else:

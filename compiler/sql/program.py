@@ -7,7 +7,9 @@ expanded, columns tied to their tables), translates it into the logical plan
 Datalog uses (compiler.sql.translator), optimizes it with the same rewrites
 and returns a Program. A schema maps table -> {column: type}; types are SQL
 names (int, bigint, double, text, varchar, boolean, ...), nullable unless
-written with NOT NULL ("int not null"). A file may hold `CREATE VIEW name AS
+written with NOT NULL ("int not null"); the SQL text finds its tables and
+columns ignoring case, as unquoted identifiers do (compiler.sql.names), and
+sessions know them by the names given. A file may hold `CREATE VIEW name AS
 ...` statements (each view is an output and may be read by later
 statements) and queries; a lone query's output is named `result` (further
 ones `result_2`, ...).
@@ -37,6 +39,7 @@ from compiler.plan import Binding, Plan, explain
 from compiler.plan.rewrites import optimize as optimize_plan
 from compiler.program import Program, Session, SessionError
 from compiler.sql.errors import Span, UnknownColumnError, UnsupportedSQLError, error_at, located_message
+from compiler.sql.names import key, normalize
 from compiler.sql.relation import Rel
 from compiler.sql.topk import sort_rows
 from compiler.sql.translator import Table, Translator, plan_order
@@ -74,17 +77,37 @@ def compile_sql(text: str, schema: dict | None = None, dialect: str | None = Non
             gc.enable()
 
 
-def _tables(schema: dict, source: Source) -> dict[str, Table]:
-    tables = {}
+def _tables(schema: dict, source: Source, dialect) -> dict[str, Table]:
+    """The schema's tables by key (compiler.sql.names); two names with one key are an error."""
+    tables: dict[str, Table] = {}
     for name, columns in schema.items():
-        cols = []
+        name = str(name)
+        cols, keys = [], {}
         for col, type_name in dict(columns).items():
+            col = str(col)
             t, nullable = sql_type(str(type_name))
             if t is None:
                 raise DeclarationError(f"table '{name}': column '{col}' has unknown type {type_name!r}", None, None, source.name)
-            cols.append((str(col).lower(), t, nullable))
-        tables[str(name).lower()] = Table(str(name).lower(), cols)
+            k = key(col, dialect)
+            if k in keys:
+                raise DeclarationError(f"table '{name}': columns '{keys[k]}' and '{col}' are one name in SQL (unquoted names ignore case)",
+                                       None, None, source.name)
+            keys[k] = col
+            cols.append((col, t, nullable))
+        k = key(name, dialect)
+        if k in tables:
+            raise DeclarationError(f"tables '{tables[k].name}' and '{name}' are one name in SQL (unquoted names ignore case)", None, None, source.name)
+        tables[k] = Table(name, cols, list(keys))
     return tables
+
+
+def _schema_keys(tables: dict[str, Table]) -> dict[str, str]:
+    """Every table and column name of the schema, as given, -> its key."""
+    keys = {}
+    for k, table in tables.items():
+        keys[table.name] = k
+        keys.update(zip((c for c, _, _ in table.columns), table.column_keys))
+    return keys
 
 
 class SQLProgram(Program):
@@ -93,24 +116,26 @@ class SQLProgram(Program):
     def __init__(self, text, schema, dialect, source_name, recursion_limit, optimize, planner_options):
         source = Source(source_name, text)
         self.source, self.dialect = source, dialect
-        tables = _tables(schema, source)
+        tables = _tables(schema, source, dialect)
         t = Translator(source, tables, recursion_limit)
         try:
             statements = sqlglot.parse(text, read=dialect)
         except SqlglotParseError as e:
             raise _parse_error(e, source) from None
-        qualify_schema = {name: {c: _SCHEMA_TYPES[ty] for c, ty, _ in table.columns} for name, table in tables.items()}
+        schema_keys = _schema_keys(tables)
+        statements = [normalize(stmt, dialect, schema_keys) if stmt is not None else None for stmt in statements]
+        qualify_schema = {k: {c: _SCHEMA_TYPES[ty] for c, (_, ty, _) in zip(table.column_keys, table.columns)} for k, table in tables.items()}
         outputs: dict[str, SQLRelation] = {}
         results = 0
         for stmt in statements:  # output names are taken before any CTE is named
             if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Table):
-                t.used.add(stmt.this.name.lower())
+                t.used.add(stmt.this.name)
         t.used.update(["result"] + [f"result_{i}" for i in range(2, len(statements) + 1)])
         for stmt in statements:
             if stmt is None:
                 continue
             if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "VIEW":
-                name, query = stmt.this.name.lower(), stmt.expression
+                name, query = stmt.this.name, stmt.expression
                 if name in tables or name in outputs:
                     raise error_at(DeclarationError, f"'{name}' is already defined", stmt.this, source)
             elif isinstance(stmt, exp.Query):
@@ -139,18 +164,18 @@ class SQLProgram(Program):
                 qualify_schema[name] = {n: _SCHEMA_TYPES[c.type] for n, c in zip(names, rel.columns)}
         if not outputs:
             raise CompileError("no query or view in the SQL text", None, None, source_name)
-        inputs = {name: table.plan_types for name, table in tables.items()}
+        inputs = {table.name: table.plan_types for table in tables.values()}
         checks = tuple(name for name, _ in t.checks)
         plan = Plan(inputs, tuple(t.steps), tuple(outputs) + checks)
         self.plan = optimize_plan(plan, **planner_options) if optimize else plan
         self.checks = dict(t.checks)
         self.outputs = tuple(outputs)
-        self.inputs = tuple(tables)
-        self.tables = tables
-        self.relations = dict(outputs)
-        for name, table in tables.items():
+        self.inputs = tuple(inputs)
+        self.tables = {table.name: table for table in tables.values()}
+        self.relations = {}
+        for name, table in self.tables.items():
             self.relations[name] = SQLRelation(name, [(c, ty, v, n) for (c, ty, _), (v, n) in zip(table.columns, table.layout)], True)
-        self.relations = {**{n: self.relations[n] for n in tables}, **outputs}
+        self.relations.update(outputs)
 
     def explain(self) -> str:
         return explain(self.plan)
@@ -165,9 +190,9 @@ _SCHEMA_TYPES = {INT: "BIGINT", FLOAT: "DOUBLE", TEXT: "TEXT", BOOL: "BOOLEAN"}
 def _check_tables(query, tables, views, source) -> None:
     ctes = {c.alias for c in query.find_all(exp.CTE)}
     for table in query.find_all(exp.Table):
-        name = table.name.lower()
+        name = table.name
         if name and name not in tables and name not in views and name not in ctes and not isinstance(table.this, exp.Func):
-            known = ", ".join(sorted(tables)) or "none"
+            known = ", ".join(sorted(t.name for t in tables.values())) or "none"
             raise error_at(UnknownRelationError, f"unknown table '{table.name}' (the schema's tables: {known})", table, source)
 
 

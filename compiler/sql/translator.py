@@ -29,11 +29,16 @@ from compiler.sql.values import PLAN_TYPE
 
 
 class Table:
-    """A schema table: its SQL columns [(name, type, nullable)] and its plan input."""
+    """A schema table: its SQL columns [(name, type, nullable)] and its plan input.
 
-    def __init__(self, name: str, columns):
+    `name` and the column names are as the schema gave them (the session's
+    relation and attribute names); `column_keys` are the column names SQL
+    finds them by (compiler.sql.names)."""
+
+    def __init__(self, name: str, columns, column_keys=None):
         self.name = name
         self.columns = list(columns)
+        self.column_keys = list(column_keys) if column_keys is not None else [c[0] for c in self.columns]
         layout, types = [], []
         for _, t, nullable in self.columns:
             v = len(types)
@@ -47,16 +52,17 @@ class Table:
         self.plan_types = tuple(types)
 
     def rel(self, node) -> Rel:
-        return Rel(node, tuple(Column(None, name, t, v, n) for (name, t, _), (v, n) in zip(self.columns, self.layout)))
+        return Rel(node, tuple(Column(None, key, t, v, n) for key, (_, t, _), (v, n) in zip(self.column_keys, self.columns, self.layout)))
 
 
 class Translator:
     def __init__(self, source: Source, tables: dict[str, Table], recursion_limit: int):
         self.source = source
-        self.tables = tables
+        self.tables = tables  # key (compiler.sql.names) -> Table
         self.recursion_limit = recursion_limit
         self.views: dict[str, Rel] = {}  # name -> Rel over Ref(binding)
         self.scopes: list[dict] = []  # CTE scopes, innermost last: name -> fn(alias) -> Rel
+        self.input_names = {table.name for table in tables.values()}  # the plan's inputs: no binding may take these
         self.steps: list = []
         self.used: set[str] = set()
         self.checks: list[tuple[str, str]] = []  # (binding name, message)
@@ -74,7 +80,7 @@ class Translator:
 
     def fresh(self, base: str) -> str:
         name, i = base, 1
-        while name in self.used or name in self.tables:
+        while name in self.used or name in self.tables or name in self.input_names:
             i += 1
             name = f"{base}#{i}"
         self.used.add(name)
@@ -99,7 +105,7 @@ class Translator:
         table = self.tables.get(name)
         if table is None:
             raise self.error(UnknownRelationError, f"unknown table '{name}'", item)
-        return table.rel(Scan(name, table.plan_types, span=self.span(item)))
+        return table.rel(Scan(table.name, table.plan_types, span=self.span(item)))
 
     def check(self, node, message: str, span=None) -> None:
         """An error at commit time whenever `node` has rows."""

@@ -132,6 +132,8 @@ with big as (select a, b from t where a > 1) select big.a, s.e from big join s o
 with g as (select a, count(*) as n from t group by a) select a, n from g where n >= 2;
 with x as (select a from t), y as (select a from x where a > 2) select a from y;
 with x as (select a from t) select x1.a, x2.a from x as x1 join x as x2 on x1.a = x2.a + 1;
+WITH Big AS (SELECT A, B FROM T WHERE t.A > 1) SELECT big.a, S.E FROM BIG JOIN s ON Big.A = S.a;
+SELECT X.Src, COUNT(*) AS N FROM Edge AS x GROUP BY x.SRC;
 
 -- ORDER BY and LIMIT
 select a, b from t order by a, b;
