@@ -18,6 +18,7 @@ compiler.sql.program.SQLRuntimeError with the session's message.
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from compiler.spark_engine.errors import SparkEngineError
 from compiler.spark_engine.expressions import sql_literal
@@ -102,7 +103,14 @@ def plan_frame(name: str, table, df: DataFrame):
 
 
 def sql_frame(df: DataFrame, relation) -> DataFrame:
-    """An output's plan columns as its SQL columns (NULL where the flag is set)."""
+    """An output's plan columns as its SQL columns (NULL where the flag is set).
+
+    Where its ORDER BY reads plan columns no SQL column shows (keys the select
+    list lacks), the rows come sorted as the in-process session reads them, since
+    after this projection nothing could sort them again."""
+    if hides_order_keys(relation):
+        order = [F.col(f"c{c}").desc() if desc else F.col(f"c{c}").asc() for c, desc in relation.order]
+        df = df.orderBy(*order, *[F.col(c).asc() for c in df.columns])
     columns = []
     for name, ty, v, n in relation.columns:
         value = f"(c{v} != 0)" if ty == BOOL else f"c{v}"
@@ -110,6 +118,12 @@ def sql_frame(df: DataFrame, relation) -> DataFrame:
             value = f"CASE WHEN c{n} != 0 THEN CAST(NULL AS {_SQL[ty]}) ELSE {value} END"
         columns.append(f"{value} AS {_quoted(name)}")
     return df.selectExpr(*columns)
+
+
+def hides_order_keys(relation) -> bool:
+    """Whether an SQL output is ordered by plan columns that none of its SQL columns holds."""
+    shown = {i for _, _, v, n in relation.columns for i in (v, n) if i is not None}
+    return any(c not in shown for c, _ in relation.order)
 
 
 _SQL = {INT: "BIGINT", FLOAT: "DOUBLE", TEXT: "STRING", BOOL: "BOOLEAN", "number": "BIGINT", "float": "DOUBLE", "symbol": "STRING"}

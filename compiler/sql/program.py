@@ -149,10 +149,11 @@ class SQLProgram(Program):
                 qualified = qualify(query, schema=qualify_schema, dialect=dialect, quote_identifiers=False, identify=False)
             except OptimizeError as e:
                 raise _optimize_error(e, source, query) from None
-            rel = t.query(qualified)
-            order = t.order_columns(rel, qualified) if qualified.args.get("order") is not None else []
+            # Rows keep the ORDER BY keys the select list lacks as plan columns no SQL column
+            # shows: they order what is read (SQLSession consolidates rows equal on the rest).
+            rel, visible, order = t.ordered_query(qualified)
             rel = rel.compact(t.span(qualified))
-            names = [c.name or f"col{i}" for i, c in enumerate(rel.columns)]
+            names = [c.name or f"col{i}" for i, c in enumerate(rel.columns[:visible])]
             t.steps.append(Binding(name, rel.node, span=t.span(qualified)))
             t.used.add(name)
             columns = [(n, c.type, c.value, c.null) for n, c in zip(names, rel.columns)]
@@ -288,7 +289,11 @@ class SQLSession(Session):
             return []
         rows = sort_rows(list({row: None for row, _ in found}), self.program.relations[name].order)
         diffs = dict(found)
-        return [(self._decoded(name, row), diffs[row]) for row in rows]
+        return _consolidated((self._decoded(name, row), diffs[row]) for row in rows)
+
+    def change_log(self, relation: str) -> list[tuple[tuple, int, int]]:
+        merged = _consolidated(((row, t), diff) for row, t, diff in super().change_log(relation))
+        return [(row, t, diff) for (row, t), diff in merged]
 
     def _decoded(self, relation: str, row: tuple) -> tuple:
         info = self.program.relations[relation]
@@ -314,6 +319,15 @@ class SQLSession(Session):
         for r in plan_rows:
             out.extend([self._decoded(relation, r)] * contents[r])
         return out
+
+
+def _consolidated(changes) -> list:
+    """(row, diff) pairs with the diffs of equal rows summed, zeros dropped, in first-seen order:
+    plan rows that differ only in hidden ORDER BY keys are one SQL row."""
+    total: dict = {}
+    for row, diff in changes:
+        total[row] = total.get(row, 0) + diff
+    return [(row, diff) for row, diff in total.items() if diff]
 
 
 def _encode_row(row, info: SQLRelation, table: Table) -> tuple:

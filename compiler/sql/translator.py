@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from compiler.errors import CompileError, Source, UnknownRelationError
 from compiler.plan import Aggregate, Binding, Col, Const, Distinct, Filter, Project, Ref, Scan
-from compiler.sql.errors import UnsupportedSQLError, error_at, position
+from compiler.sql.errors import UnknownColumnError, UnsupportedSQLError, error_at, position
 from compiler.sql.relation import Column, Rel
 from compiler.sql.select import select as select_block, unified_shape
 from compiler.sql.topk import TopK
@@ -138,6 +138,13 @@ class Translator:
         return select_block(self, sel, **options)
 
     def query(self, q) -> Rel:
+        rel, visible, _ = self.ordered_query(q)
+        return Rel(rel.node, rel.columns[:visible])
+
+    def ordered_query(self, q) -> tuple[Rel, int, list]:
+        """q's rows, how many of the Rel's columns are q's, and q's ORDER BY as
+        (column, descending, nulls first) over the Rel's columns: those past the
+        first `visible` are ORDER BY keys the select list does not have."""
         from compiler.sql.recursion import define_ctes
 
         while isinstance(q, exp.Subquery):
@@ -154,9 +161,11 @@ class Translator:
                 self.scopes.pop()
         return self._query(q)
 
-    def _query(self, q) -> Rel:
+    def _query(self, q) -> tuple[Rel, int, list]:
+        hidden = []
         if isinstance(q, exp.Select):
-            rel = self.select(q)
+            hidden = self._order_keys_not_selected(q)
+            rel = self.select(q, order_keys=hidden)
         elif isinstance(q, exp.Union):
             rel = self._setop(q)
         elif isinstance(q, (exp.Intersect, exp.Except)):
@@ -165,10 +174,12 @@ class Translator:
             rel = self.query(q.this)
         else:
             raise self.error(UnsupportedSQLError, f"{type(q).__name__} is not supported as a query", q)
+        visible = len(rel.columns) - len(hidden)
+        order = self._order_columns(rel, q, visible)
         limit, offset = q.args.get("limit"), q.args.get("offset")
         if limit is not None or offset is not None:
-            rel = self.top_k(rel, q)
-        return rel
+            rel = self.top_k(rel, q, order)
+        return rel, visible, order
 
     def _setop(self, q) -> Rel:
         from compiler.plan import Antijoin, Join, Union
@@ -197,42 +208,44 @@ class Translator:
 
     # ---- ORDER BY / LIMIT ----
 
-    def order_columns(self, rel: Rel, q) -> list[tuple[int, bool, bool]]:
-        """ORDER BY as (SQL column, descending, nulls first) over rel's output columns."""
+    def _order_keys_not_selected(self, sel: exp.Select) -> list:
+        """The ORDER BY expressions of `sel` that name no column of its select list (SQL
+        orders by them all the same); ORDER BY of SELECT DISTINCT must name its columns."""
+        order = sel.args.get("order")
+        if order is None:
+            return []
+        names = [p.alias_or_name for p in sel.expressions]
+        hidden = [item.this for item in order.expressions if _select_list_position(item.this, names, sel.expressions) is None]
+        if hidden and sel.args.get("distinct") is not None:
+            key = hidden[0].name if isinstance(hidden[0], exp.Column) else hidden[0].sql()
+            raise self.error(UnknownColumnError, f"ORDER BY {key} of SELECT DISTINCT must be in the select list", hidden[0])
+        return hidden
+
+    def _order_columns(self, rel: Rel, q, visible: int) -> list[tuple[int, bool, bool]]:
+        """ORDER BY as (column, descending, nulls first) over rel's columns: a key not in the
+        select list is one of the columns past `visible`, in ORDER BY order."""
         order = q.args.get("order")
         if order is None:
             return []
         out = []
         projections = q.expressions if isinstance(q, exp.Select) else []
+        names = [c.name for c in rel.columns[:visible]]
+        hidden = iter(range(visible, len(rel.columns)))
         for item in order.expressions:
-            e = item.this
-            found = None
-            if isinstance(e, exp.Literal) and not e.is_string:
-                found = int(e.this) - 1
-            elif isinstance(e, exp.Column) and not e.table:
-                names = [c.name for c in rel.columns]
-                found = names.index(e.name) if e.name in names else None
-            if found is None:
-                for i, p in enumerate(projections):
-                    if p.unalias() == e:
-                        found = i
-                        break
-            if found is None and isinstance(e, exp.Column):
-                names = [c.name for c in rel.columns]
-                found = names.index(e.name) if names.count(e.name) == 1 else None
+            found = _select_list_position(item.this, names, projections)
+            if found is None and isinstance(q, exp.Select):
+                found = next(hidden)
             if found is None or not 0 <= found < len(rel.columns):
-                raise self.error(UnsupportedSQLError, "ORDER BY must name a column of the select list (by name, alias or position)", item)
-            desc = bool(item.args.get("desc"))
-            nulls_first = item.args.get("nulls_first")
-            out.append((found, desc, bool(nulls_first)))
+                what = item.this.name if isinstance(item.this, exp.Column) else item.this.sql()
+                raise self.error(UnknownColumnError, f"ORDER BY {what} of a set operation must name one of its columns (by name or position)", item)
+            out.append((found, bool(item.args.get("desc")), bool(item.args.get("nulls_first"))))
         return out
 
-    def top_k(self, rel: Rel, q) -> Rel:
+    def top_k(self, rel: Rel, q, order) -> Rel:
         span = self.span(q)
         limit, offset = q.args.get("limit"), q.args.get("offset")
         n = self._count(limit.expression if limit is not None else None, q)
         skip = self._count(offset.expression if offset is not None else None, q) or 0
-        order = self.order_columns(rel, q)
         ref = self.bind(rel, "ordered", span)
         keys = plan_order(ref, order)
         return Rel(TopK(ref.node, tuple(keys), n, skip, span=span), ref.columns)
@@ -243,6 +256,19 @@ class Translator:
         if isinstance(e, exp.Literal) and not e.is_string and e.this.isdigit():
             return int(e.this)
         raise self.error(UnsupportedSQLError, "LIMIT and OFFSET must be integer constants", e)
+
+
+def _select_list_position(e, names: list, projections) -> int | None:
+    """The select list column an ORDER BY expression names (by position, name or alias, or
+    as an equal expression), else None."""
+    if isinstance(e, exp.Literal) and not e.is_string:
+        return int(e.this) - 1
+    if isinstance(e, exp.Column) and not e.table and e.name in names:
+        return names.index(e.name)
+    for i, p in enumerate(projections):
+        if p.unalias() == e:
+            return i
+    return None
 
 
 def plan_order(rel: Rel, order) -> list[tuple[int, bool]]:

@@ -1,7 +1,7 @@
 -- The DuckDB-oracle corpus: one query per statement (ending in ';' at the end of a line),
 -- over t(a int, b int, c text, d double), s(a int, b int, e text), edge(src int, dst int),
 -- all nullable, generated with NULLs and duplicate rows (tests/compiler/sql/oracle.py).
--- Queries with ORDER BY order by all their columns, so the expected order is definite.
+-- Queries with ORDER BY order by all their columns (selected or not), so the expected order is definite.
 
 -- projections, expressions, WHERE
 select a, b from t;
@@ -146,6 +146,12 @@ select a, b from t order by a desc, b desc limit 4;
 select a, b from t order by a, b limit 3 offset 2;
 select a, count(*) as n from t group by a order by n desc, a limit 3;
 select c, a from t order by c, a limit 4;
+select a, c from t order by b desc, a, c, d limit 5;
+select a from t order by b nulls first, c, d, a;
+select c from t order by a + b, a, b, c, d limit 4;
+select e from s order by s.b desc, a, e offset 3;
+select a, count(*) as n from t group by a order by sum(b) desc nulls last, a limit 3;
+select t.a, s.e from t join s on t.a = s.a order by t.b, s.b, t.a, t.c, t.d, s.e limit 6;
 
 -- recursion
 with recursive r(x, y) as (select src, dst from edge union select r.x, e.dst from r join edge e on r.y = e.src) select x, y from r;

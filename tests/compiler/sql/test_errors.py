@@ -19,6 +19,9 @@ CASES = [
     ("select a + from t", ParseError, 1, 12, "incomplete ADD: its right operand is missing"),
     ("select a, b from t order by 3", UnknownColumnError, 1, 29, "position 3 is past the select list (2 columns)"),
     ("select a from t group by", ParseError, 1, 8, "GROUP BY needs at least one expression"),
+    ("select distinct a from t\norder by b", UnknownColumnError, 2, 10, "ORDER BY b of SELECT DISTINCT must be in the select list"),
+    ("select a from t union select a from s order by b", UnknownColumnError, 1, 48,
+     "ORDER BY b of a set operation must name one of its columns (by name or position)"),
     (
         "with recursive r(v) as (select 0 union select e.dst from edge e\n"
         "  where not exists (select 1 from r where r.v = e.dst)) select v from r",
