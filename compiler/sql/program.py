@@ -35,7 +35,8 @@ from sqlglot.optimizer.qualify import qualify
 
 from compiler.errors import CompileError, DeclarationError, ParseError, Source, UnknownRelationError
 from compiler.lowering.columns import runtime_types
-from compiler.plan import Binding, Plan, explain
+from compiler.plan import Binding, Fixpoint, Plan, explain
+from compiler.plan.errors import PlanError
 from compiler.plan.rewrites import optimize as optimize_plan
 from compiler.program import Program, Session, SessionError
 from compiler.sql.errors import Span, UnknownColumnError, UnsupportedSQLError, error_at, located_message
@@ -151,7 +152,10 @@ class SQLProgram(Program):
                 raise _optimize_error(e, source, query) from None
             # Rows keep the ORDER BY keys the select list lacks as plan columns no SQL column
             # shows: they order what is read (SQLSession consolidates rows equal on the rest).
-            rel, visible, order = t.ordered_query(qualified)
+            try:
+                rel, visible, order = t.ordered_query(qualified)
+            except PlanError as e:
+                raise _unplanned(e, stmt, source) from None
             rel = rel.compact(t.span(qualified))
             names = [c.name or f"col{i}" for i, c in enumerate(rel.columns[:visible])]
             t.steps.append(Binding(name, rel.node, span=t.span(qualified)))
@@ -167,8 +171,11 @@ class SQLProgram(Program):
             raise CompileError("no query or view in the SQL text", None, None, source_name)
         inputs = {table.name: table.plan_types for table in tables.values()}
         checks = tuple(name for name, _ in t.checks)
-        plan = Plan(inputs, tuple(t.steps), tuple(outputs) + checks)
-        self.plan = optimize_plan(plan, **planner_options) if optimize else plan
+        try:
+            plan = Plan(inputs, tuple(t.steps), tuple(outputs) + checks)
+            self.plan = optimize_plan(plan, **planner_options) if optimize else plan
+        except PlanError as e:
+            raise _unplanned(e, None, source, t.steps) from None
         self.checks = dict(t.checks)
         self.outputs = tuple(outputs)
         self.inputs = tuple(inputs)
@@ -186,6 +193,23 @@ class SQLProgram(Program):
 
 
 _SCHEMA_TYPES = {INT: "BIGINT", FLOAT: "DOUBLE", TEXT: "TEXT", BOOL: "BOOLEAN"}
+
+
+def _unplanned(error: PlanError, stmt, source: Source, steps=()) -> CompileError:
+    """A plan deltalog could not build from valid SQL (a gap in the translation, not the
+    user's mistake) as a positioned error: at the statement, or at the source of the
+    binding the PlanError names."""
+    message = f"this SQL could not be planned ({error}); it is a deltalog limitation -- please report it"
+    if stmt is None:
+        named = str(error).split(":")[0]
+        span = next((s.span for s in _flat(steps) if s.name == named and s.span is not None), None)
+        return UnsupportedSQLError.at(message, span, source) if span else UnsupportedSQLError(message, None, None, source.name)
+    return error_at(UnsupportedSQLError, message, stmt, source)
+
+
+def _flat(steps):
+    for step in steps:
+        yield from (step.bindings if isinstance(step, Fixpoint) else (step,))
 
 
 def _check_tables(query, tables, views, source) -> None:

@@ -131,9 +131,16 @@ def _reads(q, names) -> list:
 def _check_monotone(t, member, branch, names) -> None:
     for ref in _reads(branch, names):
         node, child = ref.parent, ref
+        extreme = False  # the CTE is read under MIN or MAX somewhere below `node`
         while node is not None and child is not branch:
             bad = None
-            if isinstance(node, exp.Not) and child.find(exp.Exists, exp.In) is not None:
+            if isinstance(node, (exp.Select, exp.Subquery)) and (node.args.get("limit") or node.args.get("offset")):
+                bad = "LIMIT / OFFSET"
+            elif _is_scalar_subquery(node):
+                bad = "a scalar subquery"
+            elif extreme and (isinstance(node, exp.Exists) or (isinstance(node, exp.In) and child is node.args.get("query"))):
+                bad = "MIN / MAX in an EXISTS or IN subquery"
+            elif isinstance(node, exp.Not) and child.find(exp.Exists, exp.In) is not None:
                 bad = "NOT EXISTS / NOT IN"
             elif isinstance(node, exp.Except) and child is node.expression:
                 bad = "the right side of EXCEPT"
@@ -148,9 +155,15 @@ def _check_monotone(t, member, branch, names) -> None:
                 for call in find_aggregates(list(node.expressions) + [node.args.get("having")]):
                     if not isinstance(call, (exp.Min, exp.Max)):
                         bad = f"{call.key.upper()} (only MIN and MAX may aggregate a recursive CTE)"
+                    extreme = True
             if bad is not None:
                 raise t.error(UnsupportedSQLError, f"recursive CTE '{ref.name}' is read under {bad} in the definition of '{member}': not monotone", ref)
             child, node = node, node.parent
+
+
+def _is_scalar_subquery(node) -> bool:
+    """A subquery used as a value (not a FROM item, an IN list, a CTE or a set operation's side)."""
+    return isinstance(node, exp.Subquery) and not isinstance(node.parent, (exp.From, exp.Join, exp.In, exp.CTE, exp.SetOperation, exp.Subquery))
 
 
 def _define_recursive(t, ctes) -> None:
@@ -183,42 +196,44 @@ def _define_recursive(t, ctes) -> None:
             width = len(_names(t, cte, None)) if _names(t, cte, None) is not None else None
             if width:
                 shapes[cte.alias] = [(INT, False)] * width
-    for _ in range(len(ctes) + 3):
-        del t.steps[mark:]  # what an earlier round with narrower shapes made
-        changed, results = False, {}
+    with t.defining(bnames.values()) as pending:  # checks go after the Fixpoint
+        for _ in range(len(ctes) + 3):
+            del t.steps[mark:]  # what an earlier round with narrower shapes made
+            del pending[:]
+            changed, results = False, {}
+            for cte in ctes:
+                name = cte.alias
+                _, _, rec = plans[name]
+                parts = []
+                try:
+                    t.scopes.append({n: _ref_source(t, n, bnames[n], shapes, ctes) for n in names})
+                    try:
+                        parts = [t.query(b) for b in rec]
+                    finally:
+                        t.scopes.pop()
+                except _NeedShape:
+                    continue
+                rels = base_rels.get(name, []) + parts
+                if not rels:
+                    continue
+                new = unified_shape(t, rels + ([_shape_rel(shapes[name])] if name in shapes else []), cte)
+                if shapes.get(name) != new:
+                    shapes[name], changed = new, True
+                results[name] = rels
+            if not changed and len(results) == len(ctes):
+                break
+        else:
+            missing = [n for n in names if n not in shapes]
+            raise t.error(UnsupportedSQLError, f"cannot tell the column types of recursive CTE '{missing[0] if missing else names[0]}' (give it a non-recursive branch)", ctes[0])
+        bindings = []
         for cte in ctes:
             name = cte.alias
-            _, _, rec = plans[name]
-            parts = []
-            try:
-                t.scopes.append({n: _ref_source(t, n, bnames[n], shapes, ctes) for n in names})
-                try:
-                    parts = [t.query(b) for b in rec]
-                finally:
-                    t.scopes.pop()
-            except _NeedShape:
-                continue
-            rels = base_rels.get(name, []) + parts
-            if not rels:
-                continue
-            new = unified_shape(t, rels + ([_shape_rel(shapes[name])] if name in shapes else []), cte)
-            if shapes.get(name) != new:
-                shapes[name], changed = new, True
-            results[name] = rels
-        if not changed and len(results) == len(ctes):
-            break
-    else:
-        missing = [n for n in names if n not in shapes]
-        raise t.error(UnsupportedSQLError, f"cannot tell the column types of recursive CTE '{missing[0] if missing else names[0]}' (give it a non-recursive branch)", ctes[0])
-    bindings = []
-    for cte in ctes:
-        name = cte.alias
-        kind = plans[name][0]
-        span = t.span(cte)
-        parts = [conform(r, shapes[name], span) for r in results[name]]
-        node = parts[0].node if len(parts) == 1 else Union(tuple(p.node for p in parts), span=span)
-        bindings.append(Binding(bnames[name], Distinct(node, span=span), span=span))
-    t.steps.append(Fixpoint(tuple(bindings)))
+            kind = plans[name][0]
+            span = t.span(cte)
+            parts = [conform(r, shapes[name], span) for r in results[name]]
+            node = parts[0].node if len(parts) == 1 else Union(tuple(p.node for p in parts), span=span)
+            bindings.append(Binding(bnames[name], Distinct(node, span=span), span=span))
+        t.steps.append(Fixpoint(tuple(bindings)))
     for cte, b in zip(ctes, bindings):
         rel = Rel(Ref(b.name, b.body.types), _columns(shapes[cte.alias], _names(t, cte, shapes[cte.alias])))
         t.scopes[-1][cte.alias] = lambda item, r=rel: r
@@ -284,49 +299,57 @@ def _define_union_all(t, cte, base, rec) -> None:
         refs = _reads(b, [name])
         if len(refs) != 1:
             raise t.error(UnsupportedSQLError, f"a UNION ALL recursive member must read '{name}' exactly once (it reads it {len(refs)} times)", b)
+        member = b
+        while isinstance(member, exp.Subquery):
+            member = member.this
+        if not isinstance(refs[0].parent, (exp.From, exp.Join)) or refs[0].parent.parent is not member:
+            # the iteration depth each row carries comes from the member's own FROM
+            raise t.error(UnsupportedSQLError, f"a UNION ALL recursive member must read '{name}' in its own FROM or JOIN, not in a subquery", refs[0])
     base_rels = [t.query(b) for b in base]
     shape = unified_shape(t, base_rels, cte)
     names = _names(t, cte, shape)
     binding = t.fresh(name)
-    for _ in range(3):
-        types = _plan_types(shape) + ("number",)
-        cols = _columns(shape, names)
-        depth_col = len(types) - 1
-        current = Rel(Ref(binding, types), cols + (Column(None, DEPTH, INT, depth_col, None),))
-        below = Filter(current.node, Call("<", (Col(depth_col, "number"), Const(limit, "number"))))
-        t.scopes.append({name: lambda item, r=Rel(below, current.columns): r})
-        try:
-            parts = []
-            for b in rec:
-                alias = _reads(b, [name])[0].alias_or_name
-                sel = b
-                while isinstance(sel, exp.Subquery):
-                    sel = sel.this
-                if not isinstance(sel, exp.Select):
-                    raise t.error(UnsupportedSQLError, "a UNION ALL recursive member must be a plain SELECT", b)
-                parts.append(t.select(sel, carry=[(alias, DEPTH)]))
-        finally:
-            t.scopes.pop()
-        wider = unified_shape(t, [_shape_rel(shape)] + [Rel(p.node, p.columns[:-1]) for p in parts], cte)
-        if wider == shape:
-            break
-        shape = wider
-    else:
-        raise t.error(TypeMismatchError, f"the column types of recursive CTE '{name}' do not settle", cte)
-    wanted = shape + [(INT, False)]
-    from compiler.sql.relation import project
-    from compiler.sql.values import Value, constant
+    with t.defining([binding]) as pending:  # checks go after the Fixpoint
+        for _ in range(3):
+            del pending[:]  # what an earlier round with narrower shapes made
+            types = _plan_types(shape) + ("number",)
+            cols = _columns(shape, names)
+            depth_col = len(types) - 1
+            current = Rel(Ref(binding, types), cols + (Column(None, DEPTH, INT, depth_col, None),))
+            below = Filter(current.node, Call("<", (Col(depth_col, "number"), Const(limit, "number"))))
+            t.scopes.append({name: lambda item, r=Rel(below, current.columns): r})
+            try:
+                parts = []
+                for b in rec:
+                    alias = _reads(b, [name])[0].alias_or_name
+                    sel = b
+                    while isinstance(sel, exp.Subquery):
+                        sel = sel.this
+                    if not isinstance(sel, exp.Select):
+                        raise t.error(UnsupportedSQLError, "a UNION ALL recursive member must be a plain SELECT", b)
+                    parts.append(t.select(sel, carry=[(alias, DEPTH)]))
+            finally:
+                t.scopes.pop()
+            wider = unified_shape(t, [_shape_rel(shape)] + [Rel(p.node, p.columns[:-1]) for p in parts], cte)
+            if wider == shape:
+                break
+            shape = wider
+        else:
+            raise t.error(TypeMismatchError, f"the column types of recursive CTE '{name}' do not settle", cte)
+        wanted = shape + [(INT, False)]
+        from compiler.sql.relation import project
+        from compiler.sql.values import Value, constant
 
-    pieces = []
-    for r in base_rels:
-        with_depth = project(r, [(c.table, c.name, r.value(i)) for i, c in enumerate(r.columns)] + [(None, DEPTH, constant(0))], span)
-        pieces.append(conform(with_depth, wanted, span))
-    for p in parts:
-        d = p.value(len(p.columns) - 1)
-        stepped = project(p, [(c.table, c.name, p.value(i)) for i, c in enumerate(p.columns[:-1])] + [(None, DEPTH, Value(Call("+", (d.value, Const(1, "number"))), d.null, INT))], span)
-        pieces.append(conform(stepped, wanted, span))
-    node = Union(tuple(p.node for p in pieces), span=span)
-    t.steps.append(Fixpoint((Binding(binding, node, span=span),)))
+        pieces = []
+        for r in base_rels:
+            with_depth = project(r, [(c.table, c.name, r.value(i)) for i, c in enumerate(r.columns)] + [(None, DEPTH, constant(0))], span)
+            pieces.append(conform(with_depth, wanted, span))
+        for p in parts:
+            d = p.value(len(p.columns) - 1)
+            stepped = project(p, [(c.table, c.name, p.value(i)) for i, c in enumerate(p.columns[:-1])] + [(None, DEPTH, Value(Call("+", (d.value, Const(1, "number"))), d.null, INT))], span)
+            pieces.append(conform(stepped, wanted, span))
+        node = Union(tuple(p.node for p in pieces), span=span)
+        t.steps.append(Fixpoint((Binding(binding, node, span=span),)))
     full = Ref(binding, node.types)
     depth_col = node.arity - 1
     t.check(

@@ -13,14 +13,23 @@ rows, a UNION ALL recursion that has not converged by its iteration limit.
 Each becomes a small hidden binding that is non-empty exactly when the error
 occurs, with its message; sessions test them at every commit
 (compiler.sql.program).
+
+Inside the members of recursive CTEs (`defining`), their fixpoint variables
+are not plan steps yet: a check waits until the Fixpoint is a step (it may
+read a variable, e.g. a correlated scalar subquery's demand), and a binding
+that reads a variable (a WITH inside a member) is not made a step but used
+in place.
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from sqlglot import exp
 
 from compiler.errors import CompileError, Source, UnknownRelationError
 from compiler.plan import Aggregate, Binding, Col, Const, Distinct, Filter, Project, Ref, Scan
+from compiler.plan.nodes import walk
 from compiler.sql.errors import UnknownColumnError, UnsupportedSQLError, error_at, position
 from compiler.sql.relation import Column, Rel
 from compiler.sql.select import select as select_block, unified_shape
@@ -66,6 +75,8 @@ class Translator:
         self.steps: list = []
         self.used: set[str] = set()
         self.checks: list[tuple[str, str]] = []  # (binding name, message)
+        self.variables: set[str] = set()  # fixpoint variables being defined (see `defining`)
+        self.pending_checks: list | None = None  # checks waiting for their Fixpoint (see `defining`)
         self.aggregate_hook = None  # set while translating a recursive member (compiler.sql.recursion)
 
     # ---- errors and spans ----
@@ -87,8 +98,11 @@ class Translator:
         return name
 
     def bind(self, rel: Rel, base: str, span=None) -> Rel:
-        """rel as a named binding (a plan step); a Rel over a Ref of it."""
+        """rel as a named binding (a plan step); a Rel over a Ref of it (rel itself if it
+        reads a fixpoint variable being defined: no step can come before its Fixpoint)."""
         rel = rel.compact(span)
+        if self.variables and any(isinstance(n, Ref) and n.name in self.variables for n in walk(rel.node)):
+            return rel
         name = self.fresh(base)
         self.steps.append(Binding(name, rel.node, span=span))
         return Rel(Ref(name, rel.node.types, span=span), rel.columns)
@@ -107,8 +121,26 @@ class Translator:
             raise self.error(UnknownRelationError, f"unknown table '{name}'", item)
         return table.rel(Scan(table.name, table.plan_types, span=self.span(item)))
 
+    @contextmanager
+    def defining(self, variables):
+        """While the members of recursive CTEs with these fixpoint variables are translated;
+        yields the list of the checks they make, which become steps when the block ends
+        without an error (after the Fixpoint, which the block appends)."""
+        outer = self.variables, self.pending_checks
+        self.variables, self.pending_checks = self.variables | set(variables), []
+        try:
+            yield self.pending_checks
+        finally:
+            pending = self.pending_checks
+            self.variables, self.pending_checks = outer
+        for args in pending:
+            self.check(*args)
+
     def check(self, node, message: str, span=None) -> None:
         """An error at commit time whenever `node` has rows."""
+        if self.pending_checks is not None:
+            self.pending_checks.append((node, message, span))
+            return
         flag = Distinct(Project(node, (Const(1, "number"),), span=span), span=span)
         name = self.fresh("check")
         self.steps.append(Binding(name, flag, span=span))

@@ -164,6 +164,13 @@ with recursive r(x, y) as (select src, dst from edge union select e.src, r.y fro
 with recursive r(x, y) as (select src, dst from edge where src is not null and dst is not null union select r.x, e.dst from r join edge e on r.y = e.src) select x, y from r where x = y;
 with recursive f(n, v) as (select 0, 1 union all select n + 1, v * 2 from f where n < 8) select n, v from f;
 with recursive r(x) as (select a from t where a is not null union select x + 1 from r where x < 8) select x from r;
+with recursive r(v) as (select 0 union select e.dst from r join edge e on r.v = e.src where exists (select 1 from s where s.a = e.dst)) select v from r;
+with recursive r(v) as (select 0 union select e.dst from r join edge e on r.v = e.src where not exists (select 1 from s where s.a = e.dst and s.b > 3)) select v from r;
+with recursive r(v) as (select 0 union select e.dst from r join edge e on r.v = e.src where e.dst in (select s.a from s where s.b >= e.src - 3)) select v from r;
+with recursive r(v) as (select 0 union select e.dst from r join edge e on r.v = e.src where e.dst <= (select max(s.a) from s where s.b <= e.src) + 1) select v from r;
+with recursive r(n, m) as (select 1, 0 union all select n + 1, (select count(*) from s where s.a = r.n) from r where n < 6) select n, m from r;
+with recursive r(n) as (select 0 union all select n + 1 from r where n < (select max(t.a) from t where t.b = r.n)) select n from r;
+with recursive r(v) as (select 0 union select v + 1 from (with y as (select v from r) select v from y) as x where v < 3) select v from r;
 
 -- texts in string order (code point order, as DuckDB; symbol ids are in arrival order)
 select a, c from t where c < 'c';

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import random
 
+import duckdb
+
 import pytest
 
 import compiler
@@ -93,3 +95,46 @@ def test_scalar_subquery_with_two_rows_is_an_error():
     session.insert("s", [(2, 6, "z")])
     with pytest.raises(SQLRuntimeError, match="scalar subquery at line 1, column 19 returned more than one row"):
         session.commit()
+
+
+def test_correlated_scalar_subquery_in_a_recursive_member_checks_its_rows_at_the_fixpoint():
+    """The check that a correlated scalar subquery gives one row per outer row reads the
+    fixpoint's rows, so it follows it: an error at the commit that breaks it, as in DuckDB,
+    and the same rows as DuckDB once it is repaired."""
+    q = ("with recursive r(v) as (select 0 union select e.dst from r join edge e on r.v = e.src"
+         " where e.dst <> (select s.b from s where s.a = e.src)) select v from r")
+    tables = Tables(1, sizes={"t": 0, "s": 0, "edge": 0})
+    session = compile_sql(q, SCHEMA, dialect="duckdb").session()
+    edges, s_rows = [(0, 1), (1, 2), (2, 3)], [(0, 5, "x"), (1, 5, "y"), (2, 3, "z")]  # 3 <> 3 stops at 2
+    for name, rows in (("edge", edges), ("s", s_rows)):
+        session.insert(name, rows)
+        tables.duck.execute(f"insert into {name} values " + ", ".join(str(r) for r in rows))
+    session.commit()
+    assert session.read("result") == [(0,), (1,), (2,)] == tables.duck_rows(q + " order by v")
+    session.insert("s", [(1, 7, "w")])
+    tables.duck.execute("insert into s values (1, 7, 'w')")
+    with pytest.raises(duckdb.Error, match="More than one row"):
+        tables.duck_rows(q)
+    with pytest.raises(SQLRuntimeError, match="a correlated scalar subquery at line 1, column 110 returned more than one row for an outer row"):
+        session.commit()
+    session.remove("s", [(1, 7, "w")])
+    session.commit()
+    assert session.read("result") == [(0,), (1,), (2,)]
+
+
+def test_a_plan_that_cannot_be_built_is_a_positioned_error(monkeypatch):
+    """A gap in the translation (a PlanError) is reported at the statement, not as an internal error."""
+    from compiler.plan.errors import PlanError
+    from compiler.sql.errors import UnsupportedSQLError
+    from compiler.sql.translator import Translator
+
+    def broken(self, q):
+        raise PlanError("ordered: Ref 'r' is not defined before, or has other types")
+
+    monkeypatch.setattr(Translator, "ordered_query", broken)
+    with pytest.raises(UnsupportedSQLError) as info:
+        compile_sql("select 1;\n  select a from t", SCHEMA)
+    err = info.value
+    assert (err.line, err.column) == (1, 8)
+    assert err.message == ("this SQL could not be planned (ordered: Ref 'r' is not defined before, or has other types);"
+                           " it is a deltalog limitation -- please report it")
