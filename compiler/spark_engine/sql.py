@@ -12,7 +12,7 @@ are bags, like the session's (ORDER BY orders reading; a DataFrame has no
 order, so it is not applied -- ORDER BY ... LIMIT is, as TopK). The plan's
 checks (a scalar subquery with several rows, a UNION ALL recursion past its
 limit) are bindings that must stay empty: a row in one raises
-compiler.sql.program.SQLRuntimeError with the session's message.
+compiler.sql.program.SQLRuntimeError as the session does (SQLProgram.check_error).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from compiler.sql.values import BOOL, FLOAT, INT, PLAN_TYPE, TEXT
 def run_sql(program, spark, inputs: dict | None = None, **options) -> dict[str, DataFrame]:
     """{output name: DataFrame of SQL columns} of an SQLProgram evaluated on Spark."""
     from compiler.spark_engine.engine import run_plan
-    from compiler.sql.program import SQLRuntimeError
 
     inputs = dict(inputs or {})
     unknown = sorted(set(inputs) - set(program.tables))
@@ -51,9 +50,9 @@ def run_sql(program, spark, inputs: dict | None = None, **options) -> dict[str, 
         result = run_plan(program.plan, spark, frames, **options)
         if program.checks:  # one job for every check: the names of those with a row
             found = _first_rows({name: result.outputs[name] for name in program.checks})
-            for name, message in program.checks.items():
+            for name in program.checks:
                 if name in found:
-                    raise SQLRuntimeError(message, name)
+                    raise program.check_error(name)
         return {name: sql_frame(result.outputs[name], program.relations[name]) for name in program.outputs}
     finally:
         spark.conf.set("spark.sql.ansi.enabled", ansi)

@@ -33,7 +33,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError as SqlglotParseError
 from sqlglot.optimizer.qualify import qualify
 
-from compiler.errors import CompileError, DeclarationError, ParseError, Source, UnknownRelationError
+from compiler.errors import CompileError, DeclarationError, ParseError, Source, UnknownRelationError, located_text
 from compiler.lowering.columns import runtime_types
 from compiler.plan import Binding, Fixpoint, Plan, explain
 from compiler.plan.errors import PlanError
@@ -47,8 +47,33 @@ from compiler.sql.translator import Table, Translator, plan_order
 from compiler.sql.values import BOOL, FLOAT, INT, TEXT, sql_type
 
 
+# The guard of UNION ALL recursion (compiler.sql.recursion): rows made by this many
+# iterations are not extended. DuckDB and PostgreSQL have none; this one is sized by rows
+# and iterations. An unfinished recursion adds at least a row per iteration, so any series
+# of up to 10,001 rows finishes; a cycle, which never finishes, is reported after that many
+# iterations -- each costs about 0.1-0.3 ms here beyond its rows' work, so seconds, where
+# 100,000 iterations took minutes (twice: the iterations are undone when the cycle is).
+# Counting rows inside the loop to stop an exploding join sooner made every iteration
+# about ten times dearer in this runtime, so the guard counts iterations only.
+RECURSION_LIMIT = 10_000
+
+
 class SQLRuntimeError(SessionError):
-    """The data makes the query an error in SQL (found at commit)."""
+    """The data makes the query an error in SQL (found at commit); `line` and `column` are
+    where the SQL text that fails is, and `str()` shows it as compile errors do."""
+
+    def __init__(self, message: str, relation: str | None = None, line: int | None = None, column: int | None = None,
+                 source_name: str = "<string>", source_line: str | None = None):
+        super().__init__(message, relation)
+        self.message, self.line, self.column, self.source_name, self.source_line = message, line, column, source_name, source_line
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.relation, self.line, self.column, self.source_name, self.source_line))
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.message
+        return located_text(type(self).__name__, self.message, self.source_name, self.line, self.column, self.source_line)
 
 
 class SQLRelation:
@@ -67,7 +92,7 @@ class SQLRelation:
 
 
 def compile_sql(text: str, schema: dict | None = None, dialect: str | None = None, source_name: str = "<string>",
-                recursion_limit: int = 100, optimize: bool = True, **planner_options) -> "SQLProgram":
+                recursion_limit: int = RECURSION_LIMIT, optimize: bool = True, **planner_options) -> "SQLProgram":
     """Compile SQL text against `schema`; raises a compiler.CompileError subclass if it cannot."""
     collecting = gc.isenabled()
     gc.disable()
@@ -170,13 +195,13 @@ class SQLProgram(Program):
         if not outputs:
             raise CompileError("no query or view in the SQL text", None, None, source_name)
         inputs = {table.name: table.plan_types for table in tables.values()}
-        checks = tuple(name for name, _ in t.checks)
+        checks = tuple(name for name, _, _ in t.checks)
         try:
             plan = Plan(inputs, tuple(t.steps), tuple(outputs) + checks)
             self.plan = optimize_plan(plan, **planner_options) if optimize else plan
         except PlanError as e:
             raise _unplanned(e, None, source, t.steps) from None
-        self.checks = dict(t.checks)
+        self.checks = {name: (message, span) for name, message, span in t.checks}  # binding -> what its rows mean
         self.outputs = tuple(outputs)
         self.inputs = tuple(inputs)
         self.tables = {table.name: table for table in tables.values()}
@@ -187,6 +212,13 @@ class SQLProgram(Program):
 
     def explain(self) -> str:
         return explain(self.plan)
+
+    def check_error(self, name: str) -> SQLRuntimeError:
+        """The error a row in check binding `name` means."""
+        message, span = self.checks[name]
+        if span is None:
+            return SQLRuntimeError(message, name, source_name=self.source.name)
+        return SQLRuntimeError(message, name, span.line, span.column, self.source.name, self.source.line_text(span.line))
 
     def session(self, capture: str = "outputs") -> "SQLSession":
         return SQLSession(self, capture)
@@ -301,9 +333,9 @@ class SQLSession(Session):
 
     def _advance(self, time: int):
         changes = super()._advance(time)
-        for name, message in self.program.checks.items():
+        for name in self.program.checks:
             if self._built.captures[name].contents(self._time - 1):
-                raise SQLRuntimeError(message, name)
+                raise self.program.check_error(name)
         return changes
 
     def _drained(self, name: str, time: int):

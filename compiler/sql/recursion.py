@@ -16,10 +16,16 @@ outer join, or COUNT/SUM/AVG (not monotone); MIN and MAX are allowed.
 
 `base UNION ALL rec` keeps SQL's bag semantics: iteration i adds rec of the
 rows added by iteration i-1. It is translated with a hidden depth column
-(base rows 0, rec adds 1) and rows at the iteration limit are not extended;
-rows that reach the limit mean the recursion had not converged, an error at
-commit time naming the CTE (raise it with `recursion_limit=`). UNION ALL
-recursion must be linear: each rec branch reads the CTE once.
+(base rows 0, rec adds 1). The recursion limit guards it: rows made by that
+many iterations are not extended, and if extending them would have made a
+row, the recursion had not finished -- an error at commit time naming the
+CTE and where it is (raise the limit with `recursion_limit=`, or the CLI's
+--recursion-limit). UNION ALL recursion must be linear: each rec branch
+reads the CTE once, in its own FROM.
+
+Checks made in a recursive member (a scalar subquery's one-row check) read
+the fixpoint's variables, so they become steps after the Fixpoint
+(Translator.defining).
 """
 
 from __future__ import annotations
@@ -292,7 +298,6 @@ def _ref_source(t, name, binding, shapes, ctes):
 def _define_union_all(t, cte, base, rec) -> None:
     name = cte.alias
     span = t.span(cte)
-    limit = t.recursion_limit
     if not base:
         raise t.error(UnsupportedSQLError, f"recursive CTE '{name}' has no non-recursive branch", cte)
     for b in rec:
@@ -305,60 +310,70 @@ def _define_union_all(t, cte, base, rec) -> None:
         if not isinstance(refs[0].parent, (exp.From, exp.Join)) or refs[0].parent.parent is not member:
             # the iteration depth each row carries comes from the member's own FROM
             raise t.error(UnsupportedSQLError, f"a UNION ALL recursive member must read '{name}' in its own FROM or JOIN, not in a subquery", refs[0])
+        if not isinstance(member, exp.Select):
+            raise t.error(UnsupportedSQLError, "a UNION ALL recursive member must be a plain SELECT", b)
     base_rels = [t.query(b) for b in base]
     shape = unified_shape(t, base_rels, cte)
     names = _names(t, cte, shape)
     binding = t.fresh(name)
+    limit = t.recursion_limit
     with t.defining([binding]) as pending:  # checks go after the Fixpoint
         for _ in range(3):
             del pending[:]  # what an earlier round with narrower shapes made
-            types = _plan_types(shape) + ("number",)
-            cols = _columns(shape, names)
-            depth_col = len(types) - 1
-            current = Rel(Ref(binding, types), cols + (Column(None, DEPTH, INT, depth_col, None),))
-            below = Filter(current.node, Call("<", (Col(depth_col, "number"), Const(limit, "number"))))
-            t.scopes.append({name: lambda item, r=Rel(below, current.columns): r})
-            try:
-                parts = []
-                for b in rec:
-                    alias = _reads(b, [name])[0].alias_or_name
-                    sel = b
-                    while isinstance(sel, exp.Subquery):
-                        sel = sel.this
-                    if not isinstance(sel, exp.Select):
-                        raise t.error(UnsupportedSQLError, "a UNION ALL recursive member must be a plain SELECT", b)
-                    parts.append(t.select(sel, carry=[(alias, DEPTH)]))
-            finally:
-                t.scopes.pop()
+            rows = Ref(binding, _plan_types(shape) + ("number",))
+            depth = Col(rows.arity - 1, "number")
+            extended = Filter(rows, Call("<", (depth, Const(limit, "number"))))  # the guard: rows made by iteration `limit` are not extended
+            parts = _members(t, rec, name, Rel(extended, _columns(shape, names) + (Column(None, DEPTH, INT, rows.arity - 1, None),)))
             wider = unified_shape(t, [_shape_rel(shape)] + [Rel(p.node, p.columns[:-1]) for p in parts], cte)
             if wider == shape:
                 break
             shape = wider
         else:
             raise t.error(TypeMismatchError, f"the column types of recursive CTE '{name}' do not settle", cte)
-        wanted = shape + [(INT, False)]
-        from compiler.sql.relation import project
-        from compiler.sql.values import Value, constant
-
-        pieces = []
-        for r in base_rels:
-            with_depth = project(r, [(c.table, c.name, r.value(i)) for i, c in enumerate(r.columns)] + [(None, DEPTH, constant(0))], span)
-            pieces.append(conform(with_depth, wanted, span))
-        for p in parts:
-            d = p.value(len(p.columns) - 1)
-            stepped = project(p, [(c.table, c.name, p.value(i)) for i, c in enumerate(p.columns[:-1])] + [(None, DEPTH, Value(Call("+", (d.value, Const(1, "number"))), d.null, INT))], span)
-            pieces.append(conform(stepped, wanted, span))
-        node = Union(tuple(p.node for p in pieces), span=span)
+        node = _with_depths(base_rels, parts, shape, span)
         t.steps.append(Fixpoint((Binding(binding, node, span=span),)))
     full = Ref(binding, node.types)
-    depth_col = node.arity - 1
-    t.check(
-        Filter(full, Call(">=", (Col(depth_col, "number"), Const(limit, "number")))),
-        f"recursive CTE '{name}' (UNION ALL) did not converge within {limit} iterations;"
-        f" raise the limit with compile_sql(..., recursion_limit=N), or use UNION for set semantics",
-        span,
-    )
     cols = _columns(shape, names)
+    # The guard tripped if a row it kept from being extended would have made a row: the
+    # members over exactly those rows have one.
+    stopped = Filter(full, Call(">=", (Col(node.arity - 1, "number"), Const(limit, "number"))), span=span)
+    for p in _members(t, rec, name, Rel(stopped, cols + (Column(None, DEPTH, INT, node.arity - 1, None),))):
+        t.check(p.node, f"recursive CTE '{name}' (UNION ALL) did not finish within {limit} iterations; raise the limit"
+                f" (deltalog --recursion-limit N, compile_sql(..., recursion_limit=N)), or use UNION for set semantics", span)
     visible = Project(full, tuple(Col(i, tp) for i, tp in enumerate(node.types[:-1])), span=span)
     rel = Rel(visible, cols)
     t.scopes[-1][name] = lambda item, r=rel: r
+
+
+def _members(t, rec, name, source: Rel) -> list[Rel]:
+    """The UNION ALL recursive members reading `name` as `source` (whose last column is each
+    row's depth); each member's rows end with the depth of the row they came from."""
+    t.scopes.append({name: lambda item: source})
+    try:
+        parts = []
+        for b in rec:
+            alias = _reads(b, [name])[0].alias_or_name
+            sel = b
+            while isinstance(sel, exp.Subquery):
+                sel = sel.this
+            parts.append(t.select(sel, carry=[(alias, DEPTH)]))
+        return parts
+    finally:
+        t.scopes.pop()
+
+
+def _with_depths(base_rels, parts, shape, span):
+    """The body of a UNION ALL recursion: base rows at depth 0, member rows one deeper than their source."""
+    from compiler.sql.relation import project
+    from compiler.sql.values import Value, constant
+
+    wanted = shape + [(INT, False)]
+    pieces = []
+    for r in base_rels:
+        with_depth = project(r, [(c.table, c.name, r.value(i)) for i, c in enumerate(r.columns)] + [(None, DEPTH, constant(0))], span)
+        pieces.append(conform(with_depth, wanted, span))
+    for p in parts:
+        d = p.value(len(p.columns) - 1)
+        stepped = project(p, [(c.table, c.name, p.value(i)) for i, c in enumerate(p.columns[:-1])] + [(None, DEPTH, Value(Call("+", (d.value, Const(1, "number"))), d.null, INT))], span)
+        pieces.append(conform(stepped, wanted, span))
+    return Union(tuple(p.node for p in pieces), span=span)

@@ -68,13 +68,13 @@ class Translator:
     def __init__(self, source: Source, tables: dict[str, Table], recursion_limit: int):
         self.source = source
         self.tables = tables  # key (compiler.sql.names) -> Table
-        self.recursion_limit = recursion_limit
+        self.recursion_limit = recursion_limit  # the UNION ALL guard (compiler.sql.recursion)
         self.views: dict[str, Rel] = {}  # name -> Rel over Ref(binding)
         self.scopes: list[dict] = []  # CTE scopes, innermost last: name -> fn(alias) -> Rel
         self.input_names = {table.name for table in tables.values()}  # the plan's inputs: no binding may take these
         self.steps: list = []
         self.used: set[str] = set()
-        self.checks: list[tuple[str, str]] = []  # (binding name, message)
+        self.checks: list[tuple] = []  # (binding name, message, span of the SQL it is about)
         self.variables: set[str] = set()  # fixpoint variables being defined (see `defining`)
         self.pending_checks: list | None = None  # checks waiting for their Fixpoint (see `defining`)
         self.aggregate_hook = None  # set while translating a recursive member (compiler.sql.recursion)
@@ -137,14 +137,14 @@ class Translator:
             self.check(*args)
 
     def check(self, node, message: str, span=None) -> None:
-        """An error at commit time whenever `node` has rows."""
+        """An error at commit time, located at `span`, whenever `node` has rows."""
         if self.pending_checks is not None:
             self.pending_checks.append((node, message, span))
             return
         flag = Distinct(Project(node, (Const(1, "number"),), span=span), span=span)
         name = self.fresh("check")
         self.steps.append(Binding(name, flag, span=span))
-        self.checks.append((name, message))
+        self.checks.append((name, message, span))
 
     def check_at_most_one_row(self, node, e, by=()) -> None:
         """An error at commit whenever `node` has more than one row (per value of the `by` columns)."""
@@ -155,10 +155,9 @@ class Translator:
             rows = Project(node, (Const(1, "number"),), span=span)
         group = tuple(range(rows.arity))
         counted = Aggregate(rows, group, "count", None, span=span)
-        where = f" at line {span.line}, column {span.column}" if span else ""
         what = "a correlated scalar subquery" if by else "a scalar subquery"
         many = Filter(counted, _gt(Col(len(group), "number"), 1), span=span)
-        self.check(many, f"{what}{where} returned more than one row{' for an outer row' if by else ''}", span)
+        self.check(many, f"{what} returned more than one row{' for an outer row' if by else ''}", span)
 
     def note_aggregate(self, calls, sel) -> None:
         if self.aggregate_hook is not None:
