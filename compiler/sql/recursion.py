@@ -12,7 +12,10 @@ shortest paths). Its meaning is the least fixpoint of the body, iterated
 from empty: with UNION (or a query whose rows are a set) a set, so it
 terminates on cyclic data like Datalog does. Inside the group, a CTE may
 not be read under NOT EXISTS / NOT IN / EXCEPT, the padded side of an
-outer join, or COUNT/SUM/AVG (not monotone); MIN and MAX are allowed.
+outer join, COUNT/SUM/AVG, LIMIT/OFFSET, a scalar subquery, or MIN/MAX
+inside EXISTS or IN (none is monotone: more rows of the CTE could take
+rows away); MIN and MAX are allowed otherwise. Subqueries that read other
+tables -- correlated or not -- may appear anywhere in a member.
 
 `base UNION ALL rec` keeps SQL's bag semantics: iteration i adds rec of the
 rows added by iteration i-1. It is translated with a hidden depth column

@@ -6,7 +6,10 @@ is a value column, plus a NULL-flag column when nullable), the views and
 CTEs in scope (names to plan relations), and the plan steps made so far --
 a Binding per view, CTE and top-level query, a Fixpoint per group of
 mutually recursive CTEs. `query(q)` translates any query expression (SELECT,
-set operation, with its WITH, ORDER BY and LIMIT) into a Rel.
+set operation, with its WITH, ORDER BY and LIMIT) into a Rel;
+`ordered_query(q)` also gives its ORDER BY, whose keys the select list may
+lack (they are extra columns past q's own, which a statement's output keeps
+for reading order and anything else leaves out).
 
 Checks: some SQL errors depend on the data -- a scalar subquery with two
 rows, a UNION ALL recursion that has not converged by its iteration limit.
