@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "located_text",
     "Source",
     "CompileError",
     "ParseError",
@@ -70,15 +71,20 @@ class CompileError(Exception):
         return (type(self), (self.message, self.line, self.column, self.source_name, self.source_line))
 
     def __str__(self) -> str:
-        where = self.source_name
-        if self.line is not None:
-            where += f":{self.line}:{self.column}"
-        text = f"{where}: {type(self).__name__}: {self.message}"
-        if self.source_line is not None and self.column is not None and self.column >= 1:
-            # Keep tabs so the caret lines up under tab-indented source.
-            pad = "".join("\t" if ch == "\t" else " " for ch in self.source_line[: self.column - 1])
-            text += f"\n  {self.source_line}\n  {pad}^"
-        return text
+        return located_text(type(self).__name__, self.message, self.source_name, self.line, self.column, self.source_line)
+
+
+def located_text(kind: str, message: str, source_name: str, line: int | None, column: int | None, source_line: str | None) -> str:
+    """`file:line:column: Kind: message`, then the source line with a caret under the column."""
+    where = source_name
+    if line is not None:
+        where += f":{line}:{column}"
+    text = f"{where}: {kind}: {message}"
+    if source_line is not None and column is not None and column >= 1:
+        # Keep tabs so the caret lines up under tab-indented source.
+        pad = "".join("\t" if ch == "\t" else " " for ch in source_line[: column - 1])
+        text += f"\n  {source_line}\n  {pad}^"
+    return text
 
 
 class ParseError(CompileError):

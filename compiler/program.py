@@ -303,7 +303,9 @@ class Session:
         for name in self.program.outputs:
             batch = self._built.captures[name].drain(time)
             if batch is not None:
-                changes[name] = Result(batch, self._layout(name), self._built.dataflow.symbols, CHANGES)
+                result = Result(batch, self._layout(name), self._built.dataflow.symbols, CHANGES)
+                if len(result):  # changes of hidden ORDER BY keys alone change nothing read
+                    changes[name] = result
         return changes
 
     # ---- output ----

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from runtime.batch import Batch
+from runtime.grouping import dense_ids
 from runtime.kernels import radix_lexsort
 from runtime.symbols import SymbolTable, collection_paused, decode_floats
 
@@ -59,6 +60,12 @@ class Layout:
     plan_types: tuple[str, ...]
     order: tuple[tuple[int, bool], ...] = ()
     bag: bool = False
+
+    @property
+    def shown(self) -> list[int]:
+        """The plan columns some column shows (values and NULL flags): the others are hidden
+        (SQL's ORDER BY keys no select item lists, kept only to order the rows)."""
+        return sorted({c.value for c in self.columns} | {c.null for c in self.columns if c.null is not None})
 
     @staticmethod
     def of_relation(names, types) -> "Layout":
@@ -103,6 +110,8 @@ class Result(Sequence):
     def __init__(self, batch: Batch, layout: Layout, symbols: SymbolTable, shape: str = ROWS):
         if shape == ROWS:  # contents: distinct rows, their counts in diff
             batch = batch.take(batch.diff > 0)
+        elif len(layout.shown) < len(layout.plan_types):
+            batch = _merged_by_shown(batch, layout.shown)
         self._batch, self.layout, self._symbols, self.shape = batch, layout, symbols, shape
         self._ordered: Batch | None = None
         self._tuples: list | None = None
@@ -213,6 +222,18 @@ class Result(Sequence):
 
     def __repr__(self) -> str:
         return repr(self._decoded())
+
+
+def _merged_by_shown(batch: Batch, shown: list[int]) -> Batch:
+    """Changes that differ only in hidden plan columns are one change of what is read: their
+    diffs summed (zeros dropped), the hidden values taken from one of them (for ordering)."""
+    if len(batch) < 2:
+        return batch
+    ids, representative = dense_ids(np.zeros(len(batch), np.int64), np.concatenate([batch.data[shown], batch.time]))
+    summed = np.zeros(len(representative), np.int64)
+    np.add.at(summed, ids, batch.diff)
+    keep = representative[summed != 0]
+    return Batch(batch.data[:, keep], batch.time[:, keep], summed[summed != 0])
 
 
 def _natural(codes: np.ndarray, column_type: str) -> np.ndarray:

@@ -354,7 +354,9 @@ def _packed_keys(first, rows, time, use_first, least, bits):
 
 @helper
 def _unfold(keys, col, least, shift, width):
-    mask = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    """Column values back from the `width` bits at `shift` of packed keys."""
+    # A shift by 64 is undefined (x86 takes it mod 64): a 64-bit-wide column masks nothing.
+    mask = ~np.uint64(0) if width >= 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
     sh = np.uint64(shift)
     base = np.uint64(least)
     for i in range(keys.shape[0]):

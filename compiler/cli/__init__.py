@@ -14,7 +14,8 @@ Each command lives in its own module here (run, watch, repl, explain). Exit
 codes: 0 success; 1 a user error -- a program that does not compile, a missing
 file, a table whose columns or values do not fit -- reported as one line
 (`file:line:column: ...` where it applies, then the source excerpt for
-compile errors); 2 a bad command line; 130 stopped by Ctrl-C (SIGINT; for
+compile errors, and for SQL errors the data causes, such as a UNION ALL recursion
+past --recursion-limit); 2 a bad command line; 130 stopped by Ctrl-C (SIGINT; for
 watch, SIGTERM too: see compiler.cli.watch). No traceback for user errors; an
 unexpected failure prints one line too (`--debug` shows the traceback).
 Spark starts only when a command reads or writes a table; without a usable
@@ -74,8 +75,23 @@ def _program_argument(p: argparse.ArgumentParser) -> None:
 
 
 def _join_plan_option(p: argparse.ArgumentParser) -> None:
+    """The options of how a program is compiled (every command that loads one has them)."""
+    from compiler.sql.program import RECURSION_LIMIT
+
     p.add_argument("--join-plan", choices=("auto", "binary", "delta"), default="auto",
                    help="multiway joins as delta queries (delta), as binary joins (binary), or delta for cyclic joins and where the cost model finds it cheaper (auto, the default; explain shows each choice)")
+    p.add_argument("--recursion-limit", type=_positive, default=RECURSION_LIMIT, metavar="N",
+                   help=f"SQL: iterations a UNION ALL recursive CTE may take before it is an error (default {RECURSION_LIMIT:,})")
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"not a positive integer: {text!r}")
+    return n
 
 
 def parser() -> argparse.ArgumentParser:
@@ -155,10 +171,14 @@ def _without_java(args) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from compiler.cli.common import compile_options
+    from compiler.sql.program import SQLRuntimeError
+
     args = parser().parse_args(argv)  # exits 2 on a bad command line
     try:
-        return args.handler(args)
-    except CompileError as err:
+        with compile_options(recursion_limit=args.recursion_limit):
+            return args.handler(args)
+    except (CompileError, SQLRuntimeError) as err:  # the program, or the data it is run on, is wrong: file:line:column
         print(err, file=sys.stderr)
         return 1
     except UserError as err:

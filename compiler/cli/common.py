@@ -9,6 +9,7 @@ imported only when needed).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -18,6 +19,22 @@ class UserError(Exception):
 
 class UsageError(Exception):
     """A bad command line, exit code 2."""
+
+
+_SQL_OPTIONS: dict = {}  # compile_sql's options from the command line (set by `compile_options`)
+
+
+@contextmanager
+def compile_options(**sql_options):
+    """While a command runs: the options `load_program` compiles SQL with (the command
+    line's --recursion-limit), so each command module need not pass them along."""
+    before = dict(_SQL_OPTIONS)
+    _SQL_OPTIONS.update(sql_options)
+    try:
+        yield
+    finally:
+        _SQL_OPTIONS.clear()
+        _SQL_OPTIONS.update(before)
 
 
 def load_program(path: str, tables=(), join_plan: str = "auto", include_dirs=()):
@@ -41,7 +58,7 @@ def load_program(path: str, tables=(), join_plan: str = "auto", include_dirs=())
             raise UserError(f"{path}: SQL programs are not supported by this build (no compiler.compile_sql)") from None
         from compiler.cli.sqlschema import sql_schema
 
-        return compile_sql(text, schema=sql_schema(tables), source_name=str(path), join_plan=join_plan)
+        return compile_sql(text, schema=sql_schema(tables), source_name=str(path), join_plan=join_plan, **_SQL_OPTIONS)
     from compiler.program import compile_datalog
 
     return compile_datalog(text, source_name=str(path), include_dirs=include_dirs, join_plan=join_plan)

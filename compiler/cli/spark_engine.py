@@ -177,11 +177,14 @@ def reading_order(program, rel: str, rows: list[tuple]) -> list[tuple]:
     ORDER BY order, then by the plan's row (each value, NULL as the type's zero, next to its flag)."""
     if not is_sql(program):
         return sorted(rows)
+    from compiler.spark_engine.sql import hides_order_keys
     from compiler.sql.topk import sort_rows
     from compiler.sql.values import BOOL, FLOAT, INT, TEXT
 
     zero = {INT: 0, FLOAT: 0.0, TEXT: "", BOOL: 0}
     info = program.relations[rel]
+    if hides_order_keys(info):  # sorted by Spark (compiler.spark_engine.sql.sql_frame): its keys are gone
+        return rows
     width = 1 + max((i for _, _, v, n in info.columns for i in (v, n) if i is not None), default=-1)
     keyed = {}
     for row in rows:

@@ -72,5 +72,5 @@ def table_columns(name: str, path: str) -> dict[str, str]:
             sql = "text"
         else:
             raise UserError(f"'{name}': {path}: column '{field.name}' has type {t}, which SQL tables here cannot hold")
-        columns[field.name.lower()] = sql if field.nullable else sql + " not null"
+        columns[field.name] = sql if field.nullable else sql + " not null"  # compile_sql matches names by case-folded keys
     return columns

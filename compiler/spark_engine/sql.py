@@ -12,12 +12,13 @@ are bags, like the session's (ORDER BY orders reading; a DataFrame has no
 order, so it is not applied -- ORDER BY ... LIMIT is, as TopK). The plan's
 checks (a scalar subquery with several rows, a UNION ALL recursion past its
 limit) are bindings that must stay empty: a row in one raises
-compiler.sql.program.SQLRuntimeError with the session's message.
+compiler.sql.program.SQLRuntimeError as the session does (SQLProgram.check_error).
 """
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
 from compiler.spark_engine.errors import SparkEngineError
 from compiler.spark_engine.expressions import sql_literal
@@ -27,7 +28,6 @@ from compiler.sql.values import BOOL, FLOAT, INT, PLAN_TYPE, TEXT
 def run_sql(program, spark, inputs: dict | None = None, **options) -> dict[str, DataFrame]:
     """{output name: DataFrame of SQL columns} of an SQLProgram evaluated on Spark."""
     from compiler.spark_engine.engine import run_plan
-    from compiler.sql.program import SQLRuntimeError
 
     inputs = dict(inputs or {})
     unknown = sorted(set(inputs) - set(program.tables))
@@ -50,9 +50,9 @@ def run_sql(program, spark, inputs: dict | None = None, **options) -> dict[str, 
         result = run_plan(program.plan, spark, frames, **options)
         if program.checks:  # one job for every check: the names of those with a row
             found = _first_rows({name: result.outputs[name] for name in program.checks})
-            for name, message in program.checks.items():
+            for name in program.checks:
                 if name in found:
-                    raise SQLRuntimeError(message, name)
+                    raise program.check_error(name)
         return {name: sql_frame(result.outputs[name], program.relations[name]) for name in program.outputs}
     finally:
         spark.conf.set("spark.sql.ansi.enabled", ansi)
@@ -77,9 +77,9 @@ def plan_frame(name: str, table, df: DataFrame):
     SQLSession.insert encodes it: a NULL is the type's zero, and 1 in its flag column), and a
     DataFrame with a row if a NOT NULL column holds a NULL (None if there is none)."""
     wanted = [c for c, _, _ in table.columns]
-    lower = {c.lower(): c for c in df.columns}
-    if all(w in lower for w in wanted):
-        picked = [lower[w] for w in wanted]
+    lower = {c.lower(): c for c in df.columns}  # schema names keep their case; match them ignoring it
+    if all(w.lower() in lower for w in wanted):
+        picked = [lower[w.lower()] for w in wanted]
     elif len(df.columns) == len(wanted):
         picked = list(df.columns)
     else:
@@ -102,7 +102,14 @@ def plan_frame(name: str, table, df: DataFrame):
 
 
 def sql_frame(df: DataFrame, relation) -> DataFrame:
-    """An output's plan columns as its SQL columns (NULL where the flag is set)."""
+    """An output's plan columns as its SQL columns (NULL where the flag is set).
+
+    Where its ORDER BY reads plan columns no SQL column shows (keys the select
+    list lacks), the rows come sorted as the in-process session reads them, since
+    after this projection nothing could sort them again."""
+    if hides_order_keys(relation):
+        order = [F.col(f"c{c}").desc() if desc else F.col(f"c{c}").asc() for c, desc in relation.order]
+        df = df.orderBy(*order, *[F.col(c).asc() for c in df.columns])
     columns = []
     for name, ty, v, n in relation.columns:
         value = f"(c{v} != 0)" if ty == BOOL else f"c{v}"
@@ -110,6 +117,12 @@ def sql_frame(df: DataFrame, relation) -> DataFrame:
             value = f"CASE WHEN c{n} != 0 THEN CAST(NULL AS {_SQL[ty]}) ELSE {value} END"
         columns.append(f"{value} AS {_quoted(name)}")
     return df.selectExpr(*columns)
+
+
+def hides_order_keys(relation) -> bool:
+    """Whether an SQL output is ordered by plan columns that none of its SQL columns holds."""
+    shown = {i for _, _, v, n in relation.columns for i in (v, n) if i is not None}
+    return any(c not in shown for c, _ in relation.order)
 
 
 _SQL = {INT: "BIGINT", FLOAT: "DOUBLE", TEXT: "STRING", BOOL: "BOOLEAN", "number": "BIGINT", "float": "DOUBLE", "symbol": "STRING"}

@@ -7,7 +7,9 @@ expanded, columns tied to their tables), translates it into the logical plan
 Datalog uses (compiler.sql.translator), optimizes it with the same rewrites
 and returns a Program. A schema maps table -> {column: type}; types are SQL
 names (int, bigint, double, text, varchar, boolean, ...), nullable unless
-written with NOT NULL ("int not null"). A file may hold `CREATE VIEW name AS
+written with NOT NULL ("int not null"); the SQL text finds its tables and
+columns ignoring case, as unquoted identifiers do (compiler.sql.names), and
+sessions know them by the names given. A file may hold `CREATE VIEW name AS
 ...` statements (each view is an output and may be read by later
 statements) and queries; a lone query's output is named `result` (further
 ones `result_2`, ...).
@@ -31,39 +33,68 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError as SqlglotParseError
 from sqlglot.optimizer.qualify import qualify
 
-from compiler.errors import CompileError, DeclarationError, ParseError, Source, UnknownRelationError
+from compiler.errors import CompileError, DeclarationError, ParseError, Source, UnknownRelationError, located_text
 from compiler.lowering.columns import runtime_types
-from compiler.plan import Binding, Plan, explain
+from compiler.plan import Binding, Fixpoint, Plan, explain
+from compiler.plan.errors import PlanError
 from compiler.plan.rewrites import optimize as optimize_plan
 from compiler.program import Program, Session, SessionError
 from compiler.sql.errors import Span, UnknownColumnError, UnsupportedSQLError, error_at, located_message
+from compiler.sql.names import key, normalize
 from compiler.sql.relation import Rel
 from compiler.sql.translator import Table, Translator, plan_order
 from compiler.results import Column, Layout
 from compiler.sql.values import BOOL, FLOAT, INT, PLAN_TYPE, TEXT, sql_type
 
 
+# The guard of UNION ALL recursion (compiler.sql.recursion): rows made by this many
+# iterations are not extended. DuckDB and PostgreSQL have none; this one is sized by rows
+# and iterations. An unfinished recursion adds at least a row per iteration, so any series
+# of up to 10,001 rows finishes; a cycle, which never finishes, is reported after that many
+# iterations -- each costs about 0.1-0.3 ms here beyond its rows' work, so seconds, where
+# 100,000 iterations took minutes (twice: the iterations are undone when the cycle is).
+# Counting rows inside the loop to stop an exploding join sooner made every iteration
+# about ten times dearer in this runtime, so the guard counts iterations only.
+RECURSION_LIMIT = 10_000
+
+
 class SQLRuntimeError(SessionError):
-    """The data makes the query an error in SQL (found at commit)."""
+    """The data makes the query an error in SQL (found at commit); `line` and `column` are
+    where the SQL text that fails is, and `str()` shows it as compile errors do."""
+
+    def __init__(self, message: str, relation: str | None = None, line: int | None = None, column: int | None = None,
+                 source_name: str = "<string>", source_line: str | None = None):
+        super().__init__(message, relation)
+        self.message, self.line, self.column, self.source_name, self.source_line = message, line, column, source_name, source_line
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.relation, self.line, self.column, self.source_name, self.source_line))
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return self.message
+        return located_text(type(self).__name__, self.message, self.source_name, self.line, self.column, self.source_line)
 
 
 class SQLRelation:
     """A table or output of an SQL program: SQL columns and where the plan keeps them."""
 
-    def __init__(self, name: str, columns, is_input: bool, order=()):
+    def __init__(self, name: str, columns, is_input: bool, order=(), hidden=()):
         self.name = name
         self.columns = list(columns)  # [(name, sql type, value column, null column | None)]
         self.is_input = is_input
         self.order = list(order)  # plan (column, descending) pairs for reading
+        self.hidden = list(hidden)  # [(sql type, value column, null column | None)]: ORDER BY keys no column shows
         self.attribute_names = tuple(c[0] for c in self.columns)
         self.arity = len(self.columns)
         self.sql_types = tuple(c[1] for c in self.columns)
-        width = max([c[2] for c in self.columns] + [c[3] for c in self.columns if c[3] is not None], default=-1) + 1
+        held = [c[2:] for c in self.columns] + [h[1:] for h in self.hidden]
+        width = max([v for v, _ in held] + [n for _, n in held if n is not None], default=-1) + 1
         self.plan_width = width
 
 
 def compile_sql(text: str, schema: dict | None = None, dialect: str | None = None, source_name: str = "<string>",
-                recursion_limit: int = 100, optimize: bool = True, **planner_options) -> "SQLProgram":
+                recursion_limit: int = RECURSION_LIMIT, optimize: bool = True, **planner_options) -> "SQLProgram":
     """Compile SQL text against `schema`; raises a compiler.CompileError subclass if it cannot."""
     collecting = gc.isenabled()
     gc.disable()
@@ -74,17 +105,37 @@ def compile_sql(text: str, schema: dict | None = None, dialect: str | None = Non
             gc.enable()
 
 
-def _tables(schema: dict, source: Source) -> dict[str, Table]:
-    tables = {}
+def _tables(schema: dict, source: Source, dialect) -> dict[str, Table]:
+    """The schema's tables by key (compiler.sql.names); two names with one key are an error."""
+    tables: dict[str, Table] = {}
     for name, columns in schema.items():
-        cols = []
+        name = str(name)
+        cols, keys = [], {}
         for col, type_name in dict(columns).items():
+            col = str(col)
             t, nullable = sql_type(str(type_name))
             if t is None:
                 raise DeclarationError(f"table '{name}': column '{col}' has unknown type {type_name!r}", None, None, source.name)
-            cols.append((str(col).lower(), t, nullable))
-        tables[str(name).lower()] = Table(str(name).lower(), cols)
+            k = key(col, dialect)
+            if k in keys:
+                raise DeclarationError(f"table '{name}': columns '{keys[k]}' and '{col}' are one name in SQL (unquoted names ignore case)",
+                                       None, None, source.name)
+            keys[k] = col
+            cols.append((col, t, nullable))
+        k = key(name, dialect)
+        if k in tables:
+            raise DeclarationError(f"tables '{tables[k].name}' and '{name}' are one name in SQL (unquoted names ignore case)", None, None, source.name)
+        tables[k] = Table(name, cols, list(keys))
     return tables
+
+
+def _schema_keys(tables: dict[str, Table]) -> dict[str, str]:
+    """Every table and column name of the schema, as given, -> its key."""
+    keys = {}
+    for k, table in tables.items():
+        keys[table.name] = k
+        keys.update(zip((c for c, _, _ in table.columns), table.column_keys))
+    return keys
 
 
 class SQLProgram(Program):
@@ -93,24 +144,26 @@ class SQLProgram(Program):
     def __init__(self, text, schema, dialect, source_name, recursion_limit, optimize, planner_options):
         source = Source(source_name, text)
         self.source, self.dialect = source, dialect
-        tables = _tables(schema, source)
+        tables = _tables(schema, source, dialect)
         t = Translator(source, tables, recursion_limit)
         try:
             statements = sqlglot.parse(text, read=dialect)
         except SqlglotParseError as e:
             raise _parse_error(e, source) from None
-        qualify_schema = {name: {c: _SCHEMA_TYPES[ty] for c, ty, _ in table.columns} for name, table in tables.items()}
+        schema_keys = _schema_keys(tables)
+        statements = [normalize(stmt, dialect, schema_keys) if stmt is not None else None for stmt in statements]
+        qualify_schema = {k: {c: _SCHEMA_TYPES[ty] for c, (_, ty, _) in zip(table.column_keys, table.columns)} for k, table in tables.items()}
         outputs: dict[str, SQLRelation] = {}
         results = 0
         for stmt in statements:  # output names are taken before any CTE is named
             if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Table):
-                t.used.add(stmt.this.name.lower())
+                t.used.add(stmt.this.name)
         t.used.update(["result"] + [f"result_{i}" for i in range(2, len(statements) + 1)])
         for stmt in statements:
             if stmt is None:
                 continue
             if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "VIEW":
-                name, query = stmt.this.name.lower(), stmt.expression
+                name, query = stmt.this.name, stmt.expression
                 if name in tables or name in outputs:
                     raise error_at(DeclarationError, f"'{name}' is already defined", stmt.this, source)
             elif isinstance(stmt, exp.Query):
@@ -124,14 +177,19 @@ class SQLProgram(Program):
                 qualified = qualify(query, schema=qualify_schema, dialect=dialect, quote_identifiers=False, identify=False)
             except OptimizeError as e:
                 raise _optimize_error(e, source, query) from None
-            rel = t.query(qualified)
-            order = t.order_columns(rel, qualified) if qualified.args.get("order") is not None else []
+            # Rows keep the ORDER BY keys the select list lacks as plan columns no SQL column
+            # shows: they order what is read (SQLSession consolidates rows equal on the rest).
+            try:
+                rel, visible, order = t.ordered_query(qualified)
+            except PlanError as e:
+                raise _unplanned(e, stmt, source) from None
             rel = rel.compact(t.span(qualified))
-            names = [c.name or f"col{i}" for i, c in enumerate(rel.columns)]
+            names = [c.name or f"col{i}" for i, c in enumerate(rel.columns[:visible])]
             t.steps.append(Binding(name, rel.node, span=t.span(qualified)))
             t.used.add(name)
             columns = [(n, c.type, c.value, c.null) for n, c in zip(names, rel.columns)]
-            outputs[name] = SQLRelation(name, columns, False, plan_order(rel, order))
+            hidden = [(c.type, c.value, c.null) for c in rel.columns[visible:]]
+            outputs[name] = SQLRelation(name, columns, False, plan_order(rel, order), hidden)
             if stmt is not query:  # a view: later statements may read it
                 from compiler.plan import Ref
 
@@ -139,21 +197,31 @@ class SQLProgram(Program):
                 qualify_schema[name] = {n: _SCHEMA_TYPES[c.type] for n, c in zip(names, rel.columns)}
         if not outputs:
             raise CompileError("no query or view in the SQL text", None, None, source_name)
-        inputs = {name: table.plan_types for name, table in tables.items()}
-        checks = tuple(name for name, _ in t.checks)
-        plan = Plan(inputs, tuple(t.steps), tuple(outputs) + checks)
-        self.plan = optimize_plan(plan, **planner_options) if optimize else plan
-        self.checks = dict(t.checks)
+        inputs = {table.name: table.plan_types for table in tables.values()}
+        checks = tuple(name for name, _, _ in t.checks)
+        try:
+            plan = Plan(inputs, tuple(t.steps), tuple(outputs) + checks)
+            self.plan = optimize_plan(plan, **planner_options) if optimize else plan
+        except PlanError as e:
+            raise _unplanned(e, None, source, t.steps) from None
+        self.checks = {name: (message, span) for name, message, span in t.checks}  # binding -> what its rows mean
         self.outputs = tuple(outputs)
-        self.inputs = tuple(tables)
-        self.tables = tables
-        self.relations = dict(outputs)
-        for name, table in tables.items():
+        self.inputs = tuple(inputs)
+        self.tables = {table.name: table for table in tables.values()}
+        self.relations = {}
+        for name, table in self.tables.items():
             self.relations[name] = SQLRelation(name, [(c, ty, v, n) for (c, ty, _), (v, n) in zip(table.columns, table.layout)], True)
-        self.relations = {**{n: self.relations[n] for n in tables}, **outputs}
+        self.relations.update(outputs)
 
     def explain(self) -> str:
         return explain(self.plan)
+
+    def check_error(self, name: str) -> SQLRuntimeError:
+        """The error a row in check binding `name` means."""
+        message, span = self.checks[name]
+        if span is None:
+            return SQLRuntimeError(message, name, source_name=self.source.name)
+        return SQLRuntimeError(message, name, span.line, span.column, self.source.name, self.source.line_text(span.line))
 
     def session(self, capture: str = "outputs") -> "SQLSession":
         return SQLSession(self, capture)
@@ -162,12 +230,29 @@ class SQLProgram(Program):
 _SCHEMA_TYPES = {INT: "BIGINT", FLOAT: "DOUBLE", TEXT: "TEXT", BOOL: "BOOLEAN"}
 
 
+def _unplanned(error: PlanError, stmt, source: Source, steps=()) -> CompileError:
+    """A plan deltalog could not build from valid SQL (a gap in the translation, not the
+    user's mistake) as a positioned error: at the statement, or at the source of the
+    binding the PlanError names."""
+    message = f"this SQL could not be planned ({error}); it is a deltalog limitation -- please report it"
+    if stmt is None:
+        named = str(error).split(":")[0]
+        span = next((s.span for s in _flat(steps) if s.name == named and s.span is not None), None)
+        return UnsupportedSQLError.at(message, span, source) if span else UnsupportedSQLError(message, None, None, source.name)
+    return error_at(UnsupportedSQLError, message, stmt, source)
+
+
+def _flat(steps):
+    for step in steps:
+        yield from (step.bindings if isinstance(step, Fixpoint) else (step,))
+
+
 def _check_tables(query, tables, views, source) -> None:
     ctes = {c.alias for c in query.find_all(exp.CTE)}
     for table in query.find_all(exp.Table):
-        name = table.name.lower()
+        name = table.name
         if name and name not in tables and name not in views and name not in ctes and not isinstance(table.this, exp.Func):
-            known = ", ".join(sorted(tables)) or "none"
+            known = ", ".join(sorted(t.name for t in tables.values())) or "none"
             raise error_at(UnknownRelationError, f"unknown table '{table.name}' (the schema's tables: {known})", table, source)
 
 
@@ -248,9 +333,9 @@ class SQLSession(Session):
 
     def _advance(self, time: int):
         changes = super()._advance(time)
-        for name, message in self.program.checks.items():
+        for name in self.program.checks:
             if self._built.captures[name].contents(self._time - 1):
-                raise SQLRuntimeError(message, name)
+                raise self.program.check_error(name)
         return changes
 
     def _make_layout(self, info: SQLRelation) -> Layout:
@@ -258,6 +343,7 @@ class SQLSession(Session):
         columns, plan_types = [], {}
         for name, ty, value, null in info.columns:
             columns.append(Column(name, _COLUMN_TYPE[ty], value, null))
+        for ty, value, null in [c[1:] for c in info.columns] + info.hidden:
             plan_types[value] = PLAN_TYPE[ty]
             if null is not None:
                 plan_types[null] = "number"

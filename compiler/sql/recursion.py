@@ -12,14 +12,23 @@ shortest paths). Its meaning is the least fixpoint of the body, iterated
 from empty: with UNION (or a query whose rows are a set) a set, so it
 terminates on cyclic data like Datalog does. Inside the group, a CTE may
 not be read under NOT EXISTS / NOT IN / EXCEPT, the padded side of an
-outer join, or COUNT/SUM/AVG (not monotone); MIN and MAX are allowed.
+outer join, COUNT/SUM/AVG, LIMIT/OFFSET, a scalar subquery, or MIN/MAX
+inside EXISTS or IN (none is monotone: more rows of the CTE could take
+rows away); MIN and MAX are allowed otherwise. Subqueries that read other
+tables -- correlated or not -- may appear anywhere in a member.
 
 `base UNION ALL rec` keeps SQL's bag semantics: iteration i adds rec of the
 rows added by iteration i-1. It is translated with a hidden depth column
-(base rows 0, rec adds 1) and rows at the iteration limit are not extended;
-rows that reach the limit mean the recursion had not converged, an error at
-commit time naming the CTE (raise it with `recursion_limit=`). UNION ALL
-recursion must be linear: each rec branch reads the CTE once.
+(base rows 0, rec adds 1). The recursion limit guards it: rows made by that
+many iterations are not extended, and if extending them would have made a
+row, the recursion had not finished -- an error at commit time naming the
+CTE and where it is (raise the limit with `recursion_limit=`, or the CLI's
+--recursion-limit). UNION ALL recursion must be linear: each rec branch
+reads the CTE once, in its own FROM.
+
+Checks made in a recursive member (a scalar subquery's one-row check) read
+the fixpoint's variables, so they become steps after the Fixpoint
+(Translator.defining).
 """
 
 from __future__ import annotations
@@ -131,9 +140,16 @@ def _reads(q, names) -> list:
 def _check_monotone(t, member, branch, names) -> None:
     for ref in _reads(branch, names):
         node, child = ref.parent, ref
+        extreme = False  # the CTE is read under MIN or MAX somewhere below `node`
         while node is not None and child is not branch:
             bad = None
-            if isinstance(node, exp.Not) and child.find(exp.Exists, exp.In) is not None:
+            if isinstance(node, (exp.Select, exp.Subquery)) and (node.args.get("limit") or node.args.get("offset")):
+                bad = "LIMIT / OFFSET"
+            elif _is_scalar_subquery(node):
+                bad = "a scalar subquery"
+            elif extreme and (isinstance(node, exp.Exists) or (isinstance(node, exp.In) and child is node.args.get("query"))):
+                bad = "MIN / MAX in an EXISTS or IN subquery"
+            elif isinstance(node, exp.Not) and child.find(exp.Exists, exp.In) is not None:
                 bad = "NOT EXISTS / NOT IN"
             elif isinstance(node, exp.Except) and child is node.expression:
                 bad = "the right side of EXCEPT"
@@ -148,9 +164,15 @@ def _check_monotone(t, member, branch, names) -> None:
                 for call in find_aggregates(list(node.expressions) + [node.args.get("having")]):
                     if not isinstance(call, (exp.Min, exp.Max)):
                         bad = f"{call.key.upper()} (only MIN and MAX may aggregate a recursive CTE)"
+                    extreme = True
             if bad is not None:
                 raise t.error(UnsupportedSQLError, f"recursive CTE '{ref.name}' is read under {bad} in the definition of '{member}': not monotone", ref)
             child, node = node, node.parent
+
+
+def _is_scalar_subquery(node) -> bool:
+    """A subquery used as a value (not a FROM item, an IN list, a CTE or a set operation's side)."""
+    return isinstance(node, exp.Subquery) and not isinstance(node.parent, (exp.From, exp.Join, exp.In, exp.CTE, exp.SetOperation, exp.Subquery))
 
 
 def _define_recursive(t, ctes) -> None:
@@ -183,42 +205,44 @@ def _define_recursive(t, ctes) -> None:
             width = len(_names(t, cte, None)) if _names(t, cte, None) is not None else None
             if width:
                 shapes[cte.alias] = [(INT, False)] * width
-    for _ in range(len(ctes) + 3):
-        del t.steps[mark:]  # what an earlier round with narrower shapes made
-        changed, results = False, {}
+    with t.defining(bnames.values()) as pending:  # checks go after the Fixpoint
+        for _ in range(len(ctes) + 3):
+            del t.steps[mark:]  # what an earlier round with narrower shapes made
+            del pending[:]
+            changed, results = False, {}
+            for cte in ctes:
+                name = cte.alias
+                _, _, rec = plans[name]
+                parts = []
+                try:
+                    t.scopes.append({n: _ref_source(t, n, bnames[n], shapes, ctes) for n in names})
+                    try:
+                        parts = [t.query(b) for b in rec]
+                    finally:
+                        t.scopes.pop()
+                except _NeedShape:
+                    continue
+                rels = base_rels.get(name, []) + parts
+                if not rels:
+                    continue
+                new = unified_shape(t, rels + ([_shape_rel(shapes[name])] if name in shapes else []), cte)
+                if shapes.get(name) != new:
+                    shapes[name], changed = new, True
+                results[name] = rels
+            if not changed and len(results) == len(ctes):
+                break
+        else:
+            missing = [n for n in names if n not in shapes]
+            raise t.error(UnsupportedSQLError, f"cannot tell the column types of recursive CTE '{missing[0] if missing else names[0]}' (give it a non-recursive branch)", ctes[0])
+        bindings = []
         for cte in ctes:
             name = cte.alias
-            _, _, rec = plans[name]
-            parts = []
-            try:
-                t.scopes.append({n: _ref_source(t, n, bnames[n], shapes, ctes) for n in names})
-                try:
-                    parts = [t.query(b) for b in rec]
-                finally:
-                    t.scopes.pop()
-            except _NeedShape:
-                continue
-            rels = base_rels.get(name, []) + parts
-            if not rels:
-                continue
-            new = unified_shape(t, rels + ([_shape_rel(shapes[name])] if name in shapes else []), cte)
-            if shapes.get(name) != new:
-                shapes[name], changed = new, True
-            results[name] = rels
-        if not changed and len(results) == len(ctes):
-            break
-    else:
-        missing = [n for n in names if n not in shapes]
-        raise t.error(UnsupportedSQLError, f"cannot tell the column types of recursive CTE '{missing[0] if missing else names[0]}' (give it a non-recursive branch)", ctes[0])
-    bindings = []
-    for cte in ctes:
-        name = cte.alias
-        kind = plans[name][0]
-        span = t.span(cte)
-        parts = [conform(r, shapes[name], span) for r in results[name]]
-        node = parts[0].node if len(parts) == 1 else Union(tuple(p.node for p in parts), span=span)
-        bindings.append(Binding(bnames[name], Distinct(node, span=span), span=span))
-    t.steps.append(Fixpoint(tuple(bindings)))
+            kind = plans[name][0]
+            span = t.span(cte)
+            parts = [conform(r, shapes[name], span) for r in results[name]]
+            node = parts[0].node if len(parts) == 1 else Union(tuple(p.node for p in parts), span=span)
+            bindings.append(Binding(bnames[name], Distinct(node, span=span), span=span))
+        t.steps.append(Fixpoint(tuple(bindings)))
     for cte, b in zip(ctes, bindings):
         rel = Rel(Ref(b.name, b.body.types), _columns(shapes[cte.alias], _names(t, cte, shapes[cte.alias])))
         t.scopes[-1][cte.alias] = lambda item, r=rel: r
@@ -277,46 +301,76 @@ def _ref_source(t, name, binding, shapes, ctes):
 def _define_union_all(t, cte, base, rec) -> None:
     name = cte.alias
     span = t.span(cte)
-    limit = t.recursion_limit
     if not base:
         raise t.error(UnsupportedSQLError, f"recursive CTE '{name}' has no non-recursive branch", cte)
     for b in rec:
         refs = _reads(b, [name])
         if len(refs) != 1:
             raise t.error(UnsupportedSQLError, f"a UNION ALL recursive member must read '{name}' exactly once (it reads it {len(refs)} times)", b)
+        member = b
+        while isinstance(member, exp.Subquery):
+            member = member.this
+        if not isinstance(refs[0].parent, (exp.From, exp.Join)) or refs[0].parent.parent is not member:
+            # the iteration depth each row carries comes from the member's own FROM
+            raise t.error(UnsupportedSQLError, f"a UNION ALL recursive member must read '{name}' in its own FROM or JOIN, not in a subquery", refs[0])
+        if not isinstance(member, exp.Select):
+            raise t.error(UnsupportedSQLError, "a UNION ALL recursive member must be a plain SELECT", b)
     base_rels = [t.query(b) for b in base]
     shape = unified_shape(t, base_rels, cte)
     names = _names(t, cte, shape)
     binding = t.fresh(name)
-    for _ in range(3):
-        types = _plan_types(shape) + ("number",)
-        cols = _columns(shape, names)
-        depth_col = len(types) - 1
-        current = Rel(Ref(binding, types), cols + (Column(None, DEPTH, INT, depth_col, None),))
-        below = Filter(current.node, Call("<", (Col(depth_col, "number"), Const(limit, "number"))))
-        t.scopes.append({name: lambda item, r=Rel(below, current.columns): r})
-        try:
-            parts = []
-            for b in rec:
-                alias = _reads(b, [name])[0].alias_or_name
-                sel = b
-                while isinstance(sel, exp.Subquery):
-                    sel = sel.this
-                if not isinstance(sel, exp.Select):
-                    raise t.error(UnsupportedSQLError, "a UNION ALL recursive member must be a plain SELECT", b)
-                parts.append(t.select(sel, carry=[(alias, DEPTH)]))
-        finally:
-            t.scopes.pop()
-        wider = unified_shape(t, [_shape_rel(shape)] + [Rel(p.node, p.columns[:-1]) for p in parts], cte)
-        if wider == shape:
-            break
-        shape = wider
-    else:
-        raise t.error(TypeMismatchError, f"the column types of recursive CTE '{name}' do not settle", cte)
-    wanted = shape + [(INT, False)]
+    limit = t.recursion_limit
+    with t.defining([binding]) as pending:  # checks go after the Fixpoint
+        for _ in range(3):
+            del pending[:]  # what an earlier round with narrower shapes made
+            rows = Ref(binding, _plan_types(shape) + ("number",))
+            depth = Col(rows.arity - 1, "number")
+            extended = Filter(rows, Call("<", (depth, Const(limit, "number"))))  # the guard: rows made by iteration `limit` are not extended
+            parts = _members(t, rec, name, Rel(extended, _columns(shape, names) + (Column(None, DEPTH, INT, rows.arity - 1, None),)))
+            wider = unified_shape(t, [_shape_rel(shape)] + [Rel(p.node, p.columns[:-1]) for p in parts], cte)
+            if wider == shape:
+                break
+            shape = wider
+        else:
+            raise t.error(TypeMismatchError, f"the column types of recursive CTE '{name}' do not settle", cte)
+        node = _with_depths(base_rels, parts, shape, span)
+        t.steps.append(Fixpoint((Binding(binding, node, span=span),)))
+    full = Ref(binding, node.types)
+    cols = _columns(shape, names)
+    # The guard tripped if a row it kept from being extended would have made a row: the
+    # members over exactly those rows have one.
+    stopped = Filter(full, Call(">=", (Col(node.arity - 1, "number"), Const(limit, "number"))), span=span)
+    for p in _members(t, rec, name, Rel(stopped, cols + (Column(None, DEPTH, INT, node.arity - 1, None),))):
+        t.check(p.node, f"recursive CTE '{name}' (UNION ALL) did not finish within {limit} iterations; raise the limit"
+                f" (deltalog --recursion-limit N, compile_sql(..., recursion_limit=N)), or use UNION for set semantics", span)
+    visible = Project(full, tuple(Col(i, tp) for i, tp in enumerate(node.types[:-1])), span=span)
+    rel = Rel(visible, cols)
+    t.scopes[-1][name] = lambda item, r=rel: r
+
+
+def _members(t, rec, name, source: Rel) -> list[Rel]:
+    """The UNION ALL recursive members reading `name` as `source` (whose last column is each
+    row's depth); each member's rows end with the depth of the row they came from."""
+    t.scopes.append({name: lambda item: source})
+    try:
+        parts = []
+        for b in rec:
+            alias = _reads(b, [name])[0].alias_or_name
+            sel = b
+            while isinstance(sel, exp.Subquery):
+                sel = sel.this
+            parts.append(t.select(sel, carry=[(alias, DEPTH)]))
+        return parts
+    finally:
+        t.scopes.pop()
+
+
+def _with_depths(base_rels, parts, shape, span):
+    """The body of a UNION ALL recursion: base rows at depth 0, member rows one deeper than their source."""
     from compiler.sql.relation import project
     from compiler.sql.values import Value, constant
 
+    wanted = shape + [(INT, False)]
     pieces = []
     for r in base_rels:
         with_depth = project(r, [(c.table, c.name, r.value(i)) for i, c in enumerate(r.columns)] + [(None, DEPTH, constant(0))], span)
@@ -325,17 +379,4 @@ def _define_union_all(t, cte, base, rec) -> None:
         d = p.value(len(p.columns) - 1)
         stepped = project(p, [(c.table, c.name, p.value(i)) for i, c in enumerate(p.columns[:-1])] + [(None, DEPTH, Value(Call("+", (d.value, Const(1, "number"))), d.null, INT))], span)
         pieces.append(conform(stepped, wanted, span))
-    node = Union(tuple(p.node for p in pieces), span=span)
-    t.steps.append(Fixpoint((Binding(binding, node, span=span),)))
-    full = Ref(binding, node.types)
-    depth_col = node.arity - 1
-    t.check(
-        Filter(full, Call(">=", (Col(depth_col, "number"), Const(limit, "number")))),
-        f"recursive CTE '{name}' (UNION ALL) did not converge within {limit} iterations;"
-        f" raise the limit with compile_sql(..., recursion_limit=N), or use UNION for set semantics",
-        span,
-    )
-    cols = _columns(shape, names)
-    visible = Project(full, tuple(Col(i, tp) for i, tp in enumerate(node.types[:-1])), span=span)
-    rel = Rel(visible, cols)
-    t.scopes[-1][name] = lambda item, r=rel: r
+    return Union(tuple(p.node for p in pieces), span=span)

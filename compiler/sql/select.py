@@ -14,6 +14,11 @@ condition and for duplicate rows -- padded with NULLs. WHERE keeps the rows
 whose condition is TRUE; its EXISTS / IN (subquery) conjuncts become semi-
 and antijoins (compiler.sql.subquery).
 
+`order_keys` are ORDER BY expressions the select list lacks: each is one
+more column, after the select list's, computed like a select item (after
+GROUP BY, so ORDER BY SUM(x) works), for compiler.sql.translator to order
+by and then leave out.
+
 `outer` is the demand of a correlated subquery: the distinct rows of the
 enclosing query, joined into the FROM so outer columns can be read; `carry`
 names columns (by table and name) appended, unchanged, to the output. With
@@ -34,7 +39,7 @@ from compiler.sql.relation import Rel, conform, project
 from compiler.sql.values import TRUE, ZERO, Value
 
 
-def select(t, sel: exp.Select, outer: Rel | None = None, carry=(), only_carry: bool = False) -> Rel:
+def select(t, sel: exp.Select, outer: Rel | None = None, carry=(), only_carry: bool = False, order_keys=()) -> Rel:
     span = t.span(sel)
     for arg in ("distinct",):
         d = sel.args.get(arg)
@@ -60,7 +65,7 @@ def select(t, sel: exp.Select, outer: Rel | None = None, carry=(), only_carry: b
         keys = [e.unalias() for e in sel.expressions if not find_aggregates([e])]
     elif group_node is not None and not keys:
         raise t.error(ParseError, "GROUP BY needs at least one expression", group_node)
-    calls = find_aggregates(([] if only_carry else list(sel.expressions)) + ([having] if having is not None else []))
+    calls = find_aggregates(([] if only_carry else list(sel.expressions)) + ([having] if having is not None else []) + list(order_keys))
     if carry and outer is None and (keys or calls):
         raise t.error(UnsupportedSQLError, "GROUP BY or aggregates in a UNION ALL recursive member are not supported", sel)
     env = Env(t, rel)
@@ -78,6 +83,7 @@ def select(t, sel: exp.Select, outer: Rel | None = None, carry=(), only_carry: b
         if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
             raise t.error(UnsupportedSQLError, "* could not be expanded", e)
         items.append((None, e.alias_or_name, translate(env, e.unalias() if isinstance(e, exp.Alias) else e)))
+    items += [(None, None, translate(env, e)) for e in order_keys]
     for table, name in carry:
         (i,) = env.rel.find(table, name)
         items.append((table, name, env.rel.value(i)))

@@ -6,22 +6,34 @@ is a value column, plus a NULL-flag column when nullable), the views and
 CTEs in scope (names to plan relations), and the plan steps made so far --
 a Binding per view, CTE and top-level query, a Fixpoint per group of
 mutually recursive CTEs. `query(q)` translates any query expression (SELECT,
-set operation, with its WITH, ORDER BY and LIMIT) into a Rel.
+set operation, with its WITH, ORDER BY and LIMIT) into a Rel;
+`ordered_query(q)` also gives its ORDER BY, whose keys the select list may
+lack (they are extra columns past q's own, which a statement's output keeps
+for reading order and anything else leaves out).
 
 Checks: some SQL errors depend on the data -- a scalar subquery with two
 rows, a UNION ALL recursion that has not converged by its iteration limit.
 Each becomes a small hidden binding that is non-empty exactly when the error
 occurs, with its message; sessions test them at every commit
 (compiler.sql.program).
+
+Inside the members of recursive CTEs (`defining`), their fixpoint variables
+are not plan steps yet: a check waits until the Fixpoint is a step (it may
+read a variable, e.g. a correlated scalar subquery's demand), and a binding
+that reads a variable (a WITH inside a member) is not made a step but used
+in place.
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from sqlglot import exp
 
 from compiler.errors import CompileError, Source, UnknownRelationError
 from compiler.plan import Aggregate, Binding, Col, Const, Distinct, Filter, Project, Ref, Scan
-from compiler.sql.errors import UnsupportedSQLError, error_at, position
+from compiler.plan.nodes import walk
+from compiler.sql.errors import UnknownColumnError, UnsupportedSQLError, error_at, position
 from compiler.sql.relation import Column, Rel
 from compiler.sql.select import select as select_block, unified_shape
 from compiler.sql.topk import TopK
@@ -29,11 +41,16 @@ from compiler.sql.values import PLAN_TYPE
 
 
 class Table:
-    """A schema table: its SQL columns [(name, type, nullable)] and its plan input."""
+    """A schema table: its SQL columns [(name, type, nullable)] and its plan input.
 
-    def __init__(self, name: str, columns):
+    `name` and the column names are as the schema gave them (the session's
+    relation and attribute names); `column_keys` are the column names SQL
+    finds them by (compiler.sql.names)."""
+
+    def __init__(self, name: str, columns, column_keys=None):
         self.name = name
         self.columns = list(columns)
+        self.column_keys = list(column_keys) if column_keys is not None else [c[0] for c in self.columns]
         layout, types = [], []
         for _, t, nullable in self.columns:
             v = len(types)
@@ -47,19 +64,22 @@ class Table:
         self.plan_types = tuple(types)
 
     def rel(self, node) -> Rel:
-        return Rel(node, tuple(Column(None, name, t, v, n) for (name, t, _), (v, n) in zip(self.columns, self.layout)))
+        return Rel(node, tuple(Column(None, key, t, v, n) for key, (_, t, _), (v, n) in zip(self.column_keys, self.columns, self.layout)))
 
 
 class Translator:
     def __init__(self, source: Source, tables: dict[str, Table], recursion_limit: int):
         self.source = source
-        self.tables = tables
-        self.recursion_limit = recursion_limit
+        self.tables = tables  # key (compiler.sql.names) -> Table
+        self.recursion_limit = recursion_limit  # the UNION ALL guard (compiler.sql.recursion)
         self.views: dict[str, Rel] = {}  # name -> Rel over Ref(binding)
         self.scopes: list[dict] = []  # CTE scopes, innermost last: name -> fn(alias) -> Rel
+        self.input_names = {table.name for table in tables.values()}  # the plan's inputs: no binding may take these
         self.steps: list = []
         self.used: set[str] = set()
-        self.checks: list[tuple[str, str]] = []  # (binding name, message)
+        self.checks: list[tuple] = []  # (binding name, message, span of the SQL it is about)
+        self.variables: set[str] = set()  # fixpoint variables being defined (see `defining`)
+        self.pending_checks: list | None = None  # checks waiting for their Fixpoint (see `defining`)
         self.aggregate_hook = None  # set while translating a recursive member (compiler.sql.recursion)
 
     # ---- errors and spans ----
@@ -74,15 +94,18 @@ class Translator:
 
     def fresh(self, base: str) -> str:
         name, i = base, 1
-        while name in self.used or name in self.tables:
+        while name in self.used or name in self.tables or name in self.input_names:
             i += 1
             name = f"{base}#{i}"
         self.used.add(name)
         return name
 
     def bind(self, rel: Rel, base: str, span=None) -> Rel:
-        """rel as a named binding (a plan step); a Rel over a Ref of it."""
+        """rel as a named binding (a plan step); a Rel over a Ref of it (rel itself if it
+        reads a fixpoint variable being defined: no step can come before its Fixpoint)."""
         rel = rel.compact(span)
+        if self.variables and any(isinstance(n, Ref) and n.name in self.variables for n in walk(rel.node)):
+            return rel
         name = self.fresh(base)
         self.steps.append(Binding(name, rel.node, span=span))
         return Rel(Ref(name, rel.node.types, span=span), rel.columns)
@@ -99,14 +122,32 @@ class Translator:
         table = self.tables.get(name)
         if table is None:
             raise self.error(UnknownRelationError, f"unknown table '{name}'", item)
-        return table.rel(Scan(name, table.plan_types, span=self.span(item)))
+        return table.rel(Scan(table.name, table.plan_types, span=self.span(item)))
+
+    @contextmanager
+    def defining(self, variables):
+        """While the members of recursive CTEs with these fixpoint variables are translated;
+        yields the list of the checks they make, which become steps when the block ends
+        without an error (after the Fixpoint, which the block appends)."""
+        outer = self.variables, self.pending_checks
+        self.variables, self.pending_checks = self.variables | set(variables), []
+        try:
+            yield self.pending_checks
+        finally:
+            pending = self.pending_checks
+            self.variables, self.pending_checks = outer
+        for args in pending:
+            self.check(*args)
 
     def check(self, node, message: str, span=None) -> None:
-        """An error at commit time whenever `node` has rows."""
+        """An error at commit time, located at `span`, whenever `node` has rows."""
+        if self.pending_checks is not None:
+            self.pending_checks.append((node, message, span))
+            return
         flag = Distinct(Project(node, (Const(1, "number"),), span=span), span=span)
         name = self.fresh("check")
         self.steps.append(Binding(name, flag, span=span))
-        self.checks.append((name, message))
+        self.checks.append((name, message, span))
 
     def check_at_most_one_row(self, node, e, by=()) -> None:
         """An error at commit whenever `node` has more than one row (per value of the `by` columns)."""
@@ -117,10 +158,9 @@ class Translator:
             rows = Project(node, (Const(1, "number"),), span=span)
         group = tuple(range(rows.arity))
         counted = Aggregate(rows, group, "count", None, span=span)
-        where = f" at line {span.line}, column {span.column}" if span else ""
         what = "a correlated scalar subquery" if by else "a scalar subquery"
         many = Filter(counted, _gt(Col(len(group), "number"), 1), span=span)
-        self.check(many, f"{what}{where} returned more than one row{' for an outer row' if by else ''}", span)
+        self.check(many, f"{what} returned more than one row{' for an outer row' if by else ''}", span)
 
     def note_aggregate(self, calls, sel) -> None:
         if self.aggregate_hook is not None:
@@ -132,6 +172,13 @@ class Translator:
         return select_block(self, sel, **options)
 
     def query(self, q) -> Rel:
+        rel, visible, _ = self.ordered_query(q)
+        return Rel(rel.node, rel.columns[:visible])
+
+    def ordered_query(self, q) -> tuple[Rel, int, list]:
+        """q's rows, how many of the Rel's columns are q's, and q's ORDER BY as
+        (column, descending, nulls first) over the Rel's columns: those past the
+        first `visible` are ORDER BY keys the select list does not have."""
         from compiler.sql.recursion import define_ctes
 
         while isinstance(q, exp.Subquery):
@@ -148,9 +195,11 @@ class Translator:
                 self.scopes.pop()
         return self._query(q)
 
-    def _query(self, q) -> Rel:
+    def _query(self, q) -> tuple[Rel, int, list]:
+        hidden = []
         if isinstance(q, exp.Select):
-            rel = self.select(q)
+            hidden = self._order_keys_not_selected(q)
+            rel = self.select(q, order_keys=hidden)
         elif isinstance(q, exp.Union):
             rel = self._setop(q)
         elif isinstance(q, (exp.Intersect, exp.Except)):
@@ -159,10 +208,12 @@ class Translator:
             rel = self.query(q.this)
         else:
             raise self.error(UnsupportedSQLError, f"{type(q).__name__} is not supported as a query", q)
+        visible = len(rel.columns) - len(hidden)
+        order = self._order_columns(rel, q, visible)
         limit, offset = q.args.get("limit"), q.args.get("offset")
         if limit is not None or offset is not None:
-            rel = self.top_k(rel, q)
-        return rel
+            rel = self.top_k(rel, q, order)
+        return rel, visible, order
 
     def _setop(self, q) -> Rel:
         from compiler.plan import Antijoin, Join, Union
@@ -191,42 +242,44 @@ class Translator:
 
     # ---- ORDER BY / LIMIT ----
 
-    def order_columns(self, rel: Rel, q) -> list[tuple[int, bool, bool]]:
-        """ORDER BY as (SQL column, descending, nulls first) over rel's output columns."""
+    def _order_keys_not_selected(self, sel: exp.Select) -> list:
+        """The ORDER BY expressions of `sel` that name no column of its select list (SQL
+        orders by them all the same); ORDER BY of SELECT DISTINCT must name its columns."""
+        order = sel.args.get("order")
+        if order is None:
+            return []
+        names = [p.alias_or_name for p in sel.expressions]
+        hidden = [item.this for item in order.expressions if _select_list_position(item.this, names, sel.expressions) is None]
+        if hidden and sel.args.get("distinct") is not None:
+            key = hidden[0].name if isinstance(hidden[0], exp.Column) else hidden[0].sql()
+            raise self.error(UnknownColumnError, f"ORDER BY {key} of SELECT DISTINCT must be in the select list", hidden[0])
+        return hidden
+
+    def _order_columns(self, rel: Rel, q, visible: int) -> list[tuple[int, bool, bool]]:
+        """ORDER BY as (column, descending, nulls first) over rel's columns: a key not in the
+        select list is one of the columns past `visible`, in ORDER BY order."""
         order = q.args.get("order")
         if order is None:
             return []
         out = []
         projections = q.expressions if isinstance(q, exp.Select) else []
+        names = [c.name for c in rel.columns[:visible]]
+        hidden = iter(range(visible, len(rel.columns)))
         for item in order.expressions:
-            e = item.this
-            found = None
-            if isinstance(e, exp.Literal) and not e.is_string:
-                found = int(e.this) - 1
-            elif isinstance(e, exp.Column) and not e.table:
-                names = [c.name for c in rel.columns]
-                found = names.index(e.name) if e.name in names else None
-            if found is None:
-                for i, p in enumerate(projections):
-                    if p.unalias() == e:
-                        found = i
-                        break
-            if found is None and isinstance(e, exp.Column):
-                names = [c.name for c in rel.columns]
-                found = names.index(e.name) if names.count(e.name) == 1 else None
+            found = _select_list_position(item.this, names, projections)
+            if found is None and isinstance(q, exp.Select):
+                found = next(hidden)
             if found is None or not 0 <= found < len(rel.columns):
-                raise self.error(UnsupportedSQLError, "ORDER BY must name a column of the select list (by name, alias or position)", item)
-            desc = bool(item.args.get("desc"))
-            nulls_first = item.args.get("nulls_first")
-            out.append((found, desc, bool(nulls_first)))
+                what = item.this.name if isinstance(item.this, exp.Column) else item.this.sql()
+                raise self.error(UnknownColumnError, f"ORDER BY {what} of a set operation must name one of its columns (by name or position)", item)
+            out.append((found, bool(item.args.get("desc")), bool(item.args.get("nulls_first"))))
         return out
 
-    def top_k(self, rel: Rel, q) -> Rel:
+    def top_k(self, rel: Rel, q, order) -> Rel:
         span = self.span(q)
         limit, offset = q.args.get("limit"), q.args.get("offset")
         n = self._count(limit.expression if limit is not None else None, q)
         skip = self._count(offset.expression if offset is not None else None, q) or 0
-        order = self.order_columns(rel, q)
         ref = self.bind(rel, "ordered", span)
         keys = plan_order(ref, order)
         return Rel(TopK(ref.node, tuple(keys), n, skip, span=span), ref.columns)
@@ -237,6 +290,19 @@ class Translator:
         if isinstance(e, exp.Literal) and not e.is_string and e.this.isdigit():
             return int(e.this)
         raise self.error(UnsupportedSQLError, "LIMIT and OFFSET must be integer constants", e)
+
+
+def _select_list_position(e, names: list, projections) -> int | None:
+    """The select list column an ORDER BY expression names (by position, name or alias, or
+    as an equal expression), else None."""
+    if isinstance(e, exp.Literal) and not e.is_string:
+        return int(e.this) - 1
+    if isinstance(e, exp.Column) and not e.table and e.name in names:
+        return names.index(e.name)
+    for i, p in enumerate(projections):
+        if p.unalias() == e:
+            return i
+    return None
 
 
 def plan_order(rel: Rel, order) -> list[tuple[int, bool]]:

@@ -146,7 +146,8 @@ def test_arrange_sorts_and_consolidates_like_a_counter(data):
     n = data.draw(st.integers(0, 80))
     values = data.draw(st.sampled_from([small, st.integers(0, 3_000), int64s]))
     cols = data.draw(arrays(np.int64, (data.draw(st.integers(1, 3)), n), elements=values))
-    time = data.draw(arrays(np.int64, (data.draw(st.integers(1, 2)), n), elements=small))
+    # Times all equal too: then one column may take all 64 bits of the packed key.
+    time = data.draw(arrays(np.int64, (data.draw(st.integers(1, 2)), n), elements=data.draw(st.sampled_from([small, st.just(5)]))))
     diff = data.draw(arrays(np.int64, n, elements=st.integers(-2, 2)))
     lead = cols[0].copy() if data.draw(st.booleans()) else data.draw(arrays(np.int64, n, elements=small))
     lead_out, cols_out, time_out, diff_out = kernels.arrange(lead, cols, time, diff)
@@ -169,3 +170,12 @@ def test_count_matches_counts_the_updates_with_each_probe_key(data):
     got = kernels.count_matches(key[0].copy(), key, probes[0].copy(), probes)
     expected = [int(np.sum((key[0] == p0) & (key[1] == p1))) for p0, p1 in probes.T]
     assert got.tolist() == expected
+
+
+def test_arrange_restores_a_column_that_takes_all_64_bits_of_the_packed_key():
+    extremes = np.array([-(2**63), 2**63 - 1, 0, -1] * 10, dtype=np.int64)
+    cols = extremes[None, :]
+    time = np.zeros((1, len(extremes)), np.int64)
+    lead, cols_out, time_out, diff_out = kernels.arrange(extremes.copy(), cols, time, np.ones(len(extremes), np.int64))
+    assert cols_out[0].tolist() == [-(2**63), -1, 0, 2**63 - 1] and diff_out.tolist() == [10] * 4
+    assert lead.tolist() == cols_out[0].tolist()

@@ -1,7 +1,7 @@
 -- The DuckDB-oracle corpus: one query per statement (ending in ';' at the end of a line),
 -- over t(a int, b int, c text, d double), s(a int, b int, e text), edge(src int, dst int),
 -- all nullable, generated with NULLs and duplicate rows (tests/compiler/sql/oracle.py).
--- Queries with ORDER BY order by all their columns, so the expected order is definite.
+-- Queries with ORDER BY order by all their columns (selected or not), so the expected order is definite.
 
 -- projections, expressions, WHERE
 select a, b from t;
@@ -132,6 +132,8 @@ with big as (select a, b from t where a > 1) select big.a, s.e from big join s o
 with g as (select a, count(*) as n from t group by a) select a, n from g where n >= 2;
 with x as (select a from t), y as (select a from x where a > 2) select a from y;
 with x as (select a from t) select x1.a, x2.a from x as x1 join x as x2 on x1.a = x2.a + 1;
+WITH Big AS (SELECT A, B FROM T WHERE t.A > 1) SELECT big.a, S.E FROM BIG JOIN s ON Big.A = S.a;
+SELECT X.Src, COUNT(*) AS N FROM Edge AS x GROUP BY x.SRC;
 
 -- ORDER BY and LIMIT
 select a, b from t order by a, b;
@@ -144,6 +146,12 @@ select a, b from t order by a desc, b desc limit 4;
 select a, b from t order by a, b limit 3 offset 2;
 select a, count(*) as n from t group by a order by n desc, a limit 3;
 select c, a from t order by c, a limit 4;
+select a, c from t order by b desc, a, c, d limit 5;
+select a from t order by b nulls first, c, d, a;
+select c from t order by a + b, a, b, c, d limit 4;
+select e from s order by s.b desc, a, e offset 3;
+select a, count(*) as n from t group by a order by sum(b) desc nulls last, a limit 3;
+select t.a, s.e from t join s on t.a = s.a order by t.b, s.b, t.a, t.c, t.d, s.e limit 6;
 
 -- recursion
 with recursive r(x, y) as (select src, dst from edge union select r.x, e.dst from r join edge e on r.y = e.src) select x, y from r;
@@ -156,6 +164,13 @@ with recursive r(x, y) as (select src, dst from edge union select e.src, r.y fro
 with recursive r(x, y) as (select src, dst from edge where src is not null and dst is not null union select r.x, e.dst from r join edge e on r.y = e.src) select x, y from r where x = y;
 with recursive f(n, v) as (select 0, 1 union all select n + 1, v * 2 from f where n < 8) select n, v from f;
 with recursive r(x) as (select a from t where a is not null union select x + 1 from r where x < 8) select x from r;
+with recursive r(v) as (select 0 union select e.dst from r join edge e on r.v = e.src where exists (select 1 from s where s.a = e.dst)) select v from r;
+with recursive r(v) as (select 0 union select e.dst from r join edge e on r.v = e.src where not exists (select 1 from s where s.a = e.dst and s.b > 3)) select v from r;
+with recursive r(v) as (select 0 union select e.dst from r join edge e on r.v = e.src where e.dst in (select s.a from s where s.b >= e.src - 3)) select v from r;
+with recursive r(v) as (select 0 union select e.dst from r join edge e on r.v = e.src where e.dst <= (select max(s.a) from s where s.b <= e.src) + 1) select v from r;
+with recursive r(n, m) as (select 1, 0 union all select n + 1, (select count(*) from s where s.a = r.n) from r where n < 6) select n, m from r;
+with recursive r(n) as (select 0 union all select n + 1 from r where n < (select max(t.a) from t where t.b = r.n)) select n from r;
+with recursive r(v) as (select 0 union select v + 1 from (with y as (select v from r) select v from y) as x where v < 3) select v from r;
 
 -- texts in string order (code point order, as DuckDB; symbol ids are in arrival order)
 select a, c from t where c < 'c';

@@ -62,7 +62,7 @@ def test_maintained_under_changes(sql):
     tables = Tables(seed=zlib.crc32(sql.encode()))
     session = compile_sql(sql, SCHEMA, dialect="duckdb").session()
     tables.load(session)
-    read = [name for name in SCHEMA if re.search(rf"\b{name}\b", sql)]  # change what the query reads
+    read = [name for name in SCHEMA if re.search(rf"\b{name}\b", sql, re.I)]  # change what the query reads (names ignore case)
     for commit in range(5):
         if commit:
             tables.mixed_changes(session, 8, read)

@@ -19,6 +19,9 @@ CASES = [
     ("select a + from t", ParseError, 1, 12, "incomplete ADD: its right operand is missing"),
     ("select a, b from t order by 3", UnknownColumnError, 1, 29, "position 3 is past the select list (2 columns)"),
     ("select a from t group by", ParseError, 1, 8, "GROUP BY needs at least one expression"),
+    ("select distinct a from t\norder by b", UnknownColumnError, 2, 10, "ORDER BY b of SELECT DISTINCT must be in the select list"),
+    ("select a from t union select a from s order by b", UnknownColumnError, 1, 48,
+     "ORDER BY b of a set operation must name one of its columns (by name or position)"),
     (
         "with recursive r(v) as (select 0 union select e.dst from edge e\n"
         "  where not exists (select 1 from r where r.v = e.dst)) select v from r",
@@ -46,6 +49,15 @@ CASES = [
     ("select * from t asof join s on t.a = s.a and t.b >= s.b and s.e = 'x'", UnsupportedSQLError, 1, 61, "ASOF JOIN's ON takes equalities and one inequality, each between a left and a right expression"),
     ("with recursive r(a, b) as (select a, b from s union\n  select s.a, r.b + 1 from r asof join s on r.a = s.a and r.b >= s.b where r.b < 9) select * from r",
      UnsupportedSQLError, 2, 40, "ASOF JOIN in the recursive CTE 'r' is not supported"),
+    ("with recursive r(v) as (select 0 union select e.dst from r join edge e on r.v = e.src\n"
+     "  where e.dst > (select min(x.v) from r as x where x.v < e.src)) select v from r",
+     UnsupportedSQLError, 2, 39, "recursive CTE 'r' is read under a scalar subquery in the definition of 'r': not monotone"),
+    ("with recursive r(v) as (select 0 union select e.dst from edge e\n  where e.src in (select max(x.v) from r as x)) select v from r",
+     UnsupportedSQLError, 2, 40, "recursive CTE 'r' is read under MIN / MAX in an EXISTS or IN subquery in the definition of 'r': not monotone"),
+    ("with recursive r(v) as (select 0 union select v + 1 from (select v from r order by v desc limit 1) as x where v < 3) select v from r",
+     UnsupportedSQLError, 1, 73, "recursive CTE 'r' is read under LIMIT / OFFSET in the definition of 'r': not monotone"),
+    ("with recursive r(n) as (select 1 union all\n  select s.b from s where exists (select 1 from r where r.n = s.a)) select n from r",
+     UnsupportedSQLError, 2, 49, "a UNION ALL recursive member must read 'r' in its own FROM or JOIN, not in a subquery"),
     ("select * from t join edge using (a)", UnknownColumnError, 1, 34, "JOIN ... USING (a): both sides need a column 'a'"),
     ("select *\nfrom s natural join edge", UnsupportedSQLError, 2, 21, "NATURAL JOIN with edge: no column in common (write CROSS JOIN for a cross product)"),
 ]
