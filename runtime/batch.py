@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels import arrange_order
+from runtime.kernels import arrange
 
 INT = np.int64
 _EMPTY_INDEX = np.zeros(0, dtype=np.intp)
@@ -81,5 +81,5 @@ class Batch:
         n = len(self)
         if n <= 1:
             return self if n == 0 or self.diff[0] != 0 else self.take(_EMPTY_INDEX)
-        pos, diff = arrange_order(lead_column(self.data), self.data, self.time, self.diff)
-        return Batch(self.data[:, pos], self.time[:, pos], diff)
+        _, data, time, diff = arrange(lead_column(self.data), self.data, self.time, self.diff)
+        return Batch(data, time, diff)

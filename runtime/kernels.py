@@ -558,20 +558,14 @@ def _sum_equal_runs(first, cols, time, diff, order):
 
 
 @kernel(V, M, M, V)
-def arrange_order(lead, cols, time, diff):
-    """Sort updates into arranged order and consolidate: (positions, diffs)."""
-    return _sum_equal_runs(lead, cols, time, diff, lex_order(lead, cols, time))
-
-
-@kernel(V, M, M, V)
 def arrange(lead, cols, time, diff):
     """The updates sorted into arranged order and consolidated, as new
     (lead, cols, time, diff) arrays.
 
     When the sort columns pack into 64 bits, equal updates are runs of equal
     sorted keys and the columns are rebuilt from those keys in sequential
-    passes, so only the diffs are gathered; otherwise positions from
-    `arrange_order` and a gather of every column.
+    passes, so only the diffs are gathered; otherwise a sort of positions
+    (`lex_order`) and a gather of every column.
     """
     n = diff.shape[0]
     use_first = not _first_is_lead(lead, cols)
@@ -629,7 +623,8 @@ def arrange(lead, cols, time, diff):
 
 @kernel(V, M, M, V, I)
 def merge_order(lead, cols, time, diff, split):
-    """Like `arrange_order` for the concatenation of two arranged batches [0, split) and [split, n)."""
+    """Positions and summed diffs in arranged order (as `arrange` sorts) of the concatenation of two
+    arranged batches [0, split) and [split, n), by a linear merge."""
     n = lead.shape[0]
     order = np.empty(n, np.int64)
     i, j, k = 0, split, 0

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT, Batch, lead_column
-from runtime.kernels import arrange, arrange_order, lookup_positions, merge_order
+from runtime.kernels import arrange, lookup_positions, merge_order
 
 
 class ArrangedBatch:
@@ -66,10 +66,11 @@ class ArrangedBatch:
         if advance is not None:
             time = advance(time)
         cols = np.concatenate([key, val], axis=0)
-        if len(batches) == 2:
-            pos, summed = merge_order(lead, cols, time, diff, len(batches[0]))
-        else:
-            pos, summed = arrange_order(lead, cols, time, diff)
+        if len(batches) != 2:
+            lead, cols, time, diff = arrange(lead, cols, time, diff)
+            k = key.shape[0]
+            return ArrangedBatch(lead, cols[:k], cols[k:], time, diff)
+        pos, summed = merge_order(lead, cols, time, diff, len(batches[0]))
         return ArrangedBatch(lead[pos], key[:, pos], val[:, pos], time[:, pos], summed)
 
     def take(self, index) -> "ArrangedBatch":
