@@ -354,7 +354,7 @@ class Builder(Transformer):
         return ComponentInit(str(instance), component, span=meta_span(meta))
 
     def override(self, meta, children):
-        return Override(str(children[1]), span=token_span(children[1]))
+        return Override(str(children[1]), span=meta_span(meta))
 
     def component(self, meta, children):
         _, head, *rest = _present(children)
@@ -365,6 +365,10 @@ class Builder(Transformer):
         return Component(head, bases, overrides, body, span=meta_span(meta))
 
     def start(self, meta, children):
+        for node in children:
+            if isinstance(node, Override):
+                message = "'.override' belongs in a component ('.comp'), where it overrides an inherited relation"
+                raise self._error(ParseError, message, node.span)
         return self._program(children)
 
     def _program(self, statements) -> Program:

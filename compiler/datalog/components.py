@@ -127,9 +127,11 @@ class _Content:
             return
         where = f"line {first.span.line}, column {first.span.column}"
         if first.span == new.span:  # the same declaration, reached along two paths
-            message = f"{kind} '{new.name}' (declared at {where}) reaches one instance twice: inherited along two paths, or from two instances"
+            message = f"{kind} '{new.name}' (declared at {where}) reaches one instance twice: "
+            message += "inherited along two paths, or from two instances"
         else:
-            message = f"{kind} '{new.name}' is declared twice in one instance (first at {where}); a component cannot redeclare what it inherits"
+            message = f"{kind} '{new.name}' is declared twice in one instance (first at {where}); "
+            message += "a component cannot redeclare what it inherits"
         raise NameClashError.at(message, new.span, self.source)
 
     def merge(self, other: "_Content") -> None:
@@ -158,10 +160,8 @@ def _retyped(node: TypeDecl | Decl, names: dict[str, str]):
     type of an instance by its qualified name."""
     if isinstance(node, TypeDecl):
         return dataclasses.replace(node, name=names.get(node.name, node.name), bases=tuple(names.get(b, b) for b in node.bases))
-    attributes = tuple(
-        a if a.type_name is None else dataclasses.replace(a, type_name=names.get(a.type_name, a.type_name)) for a in node.attributes
-    )
-    return dataclasses.replace(node, attributes=attributes)
+    attributes = [a if a.type_name is None else dataclasses.replace(a, type_name=names.get(a.type_name, a.type_name)) for a in node.attributes]
+    return dataclasses.replace(node, attributes=tuple(attributes))
 
 
 def _with_relations_renamed(clause: Clause, names: dict[str, str]) -> Clause:
@@ -247,7 +247,8 @@ class _Expander:
         if len(component.params) != len(ref.args):
             expected = _plural(len(component.params), "type argument")
             params = f" ({', '.join(component.params)})" if component.params else ""
-            message = f"component '{component.name}' takes {expected}{params}, but {len(ref.args)} {'is' if len(ref.args) == 1 else 'are'} given"
+            given = len(ref.args)
+            message = f"component '{component.name}' takes {expected}{params}, but {given} {'is' if given == 1 else 'are'} given"
             raise TypeArgumentError.at(message, ref.span, self.source)
         return component
 
@@ -290,7 +291,8 @@ class _Expander:
             name = override.relation
             if name in own or name not in inherited:
                 why = "it declares" if name in own else "no base component declares"
-                message = f"'.override {name}' in component '{component.name}': {why} '{name}', so it inherits no clauses of it to override"
+                message = f"'.override {name}' in component '{component.name}': {why} '{name}', "
+                message += "so it inherits no clauses of it to override"
                 raise OverrideError.at(message, override.span, self.source)
             if not inherited[name].overridable:
                 first = inherited[name].span
@@ -325,10 +327,12 @@ class _Expander:
 
     # ---- instantiating ----
 
-    def instantiate(self, init: ComponentInit, scope: Component | None, binding: dict[str, str], orphans: list[Clause], depth: int) -> _Content:
+    def instantiate(self, init: ComponentInit, scope: Component | None, binding: dict[str, str], orphans: list[Clause],
+                    depth: int) -> _Content:  # fmt: skip
         """The content of instance `init`, written in `scope` where `binding` holds."""
         if depth > MAX_INSTANCE_DEPTH:
-            message = f"instances nested more than {MAX_INSTANCE_DEPTH} deep: does component '{init.component.name}' instantiate itself?"
+            name = init.component.name
+            message = f"instances nested more than {MAX_INSTANCE_DEPTH} deep: does component '{name}' instantiate itself?"
             raise ComponentError.at(message, init.span, self.source)
         component = self.resolve(scope, init.component, binding)
         arguments = _arguments(component, init.component, binding)
