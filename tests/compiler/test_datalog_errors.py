@@ -9,10 +9,15 @@ from compiler import check_datalog, parse_datalog
 from compiler.errors import (
     ArityError,
     CompileError,
+    ComponentError,
     DeclarationError,
+    NameClashError,
+    OverrideError,
     ParseError,
     StratificationError,
+    TypeArgumentError,
     TypeMismatchError,
+    UnknownComponentError,
     UnknownRelationError,
     UnsafeVariableError,
     UnsupportedError,
@@ -44,7 +49,8 @@ def test_caret_keeps_tabs_so_it_lines_up():
 
 def test_every_error_class_is_a_compile_error_exported_by_the_package():
     for cls in (ParseError, ArityError, UnsafeVariableError, TypeMismatchError, StratificationError,
-                UnknownRelationError, DeclarationError, UnsupportedError):  # fmt: skip
+                UnknownRelationError, DeclarationError, UnsupportedError, ComponentError, UnknownComponentError,
+                TypeArgumentError, OverrideError, NameClashError):  # fmt: skip
         assert issubclass(cls, CompileError)
         assert getattr(compiler, cls.__name__) is cls
 
