@@ -25,6 +25,11 @@ __all__ = [
     "DeclarationError",
     "UnsupportedError",
     "PreprocessorError",
+    "ComponentError",
+    "UnknownComponentError",
+    "TypeArgumentError",
+    "OverrideError",
+    "NameClashError",
     "CompileWarning",
 ]
 
@@ -117,6 +122,27 @@ class DeclarationError(CompileError):
 
 class UnsupportedError(CompileError):
     """Valid in the source language, but not (yet) supported by deltalog."""
+
+
+class ComponentError(CompileError):
+    """A Soufflé component that cannot be instantiated (compiler.datalog.components): an
+    inheritance cycle, an instantiation nested without end; the subclasses below for the rest."""
+
+
+class UnknownComponentError(ComponentError):
+    """`.init` or a base list names a component that is not in scope."""
+
+
+class TypeArgumentError(ComponentError):
+    """A component is given a different number of type arguments than it has parameters."""
+
+
+class OverrideError(ComponentError):
+    """`.override` of a relation that is not inherited, or not declared `overridable`."""
+
+
+class NameClashError(ComponentError):
+    """Two components, instances, relations or types of one scope share a name."""
 
 
 class PreprocessorError(CompileError):

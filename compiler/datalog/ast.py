@@ -1,7 +1,9 @@
 """Abstract syntax of Datalog programs.
 
 A Program is what the parser makes of one source text: relation declarations,
-type definitions, I/O directives, facts and rules. Nodes are immutable and
+type definitions, I/O directives, facts and rules, and Soufflé's components
+(Component, ComponentInit), which compiler.datalog.components expands into
+plain declarations and clauses before anything else sees the program. Nodes are immutable and
 carry the Span of source text they came from, so every later stage can point
 an error back at the text. Rules are already in disjunctive normal form: each
 Rule has a plain conjunctive body, and a source rule written with `;` becomes
@@ -211,6 +213,7 @@ class Decl:
     qualifier: Qualifier | None = None
     span: Span = _span()
     as_of: bool = False  # the `asof` qualifier: the relation's rules are as-of joins
+    overridable: bool = False  # the `overridable` qualifier: a derived component may `.override` its clauses
 
 
 @dataclass(frozen=True)
@@ -243,6 +246,56 @@ class Pragma:
     span: Span = _span()
 
 
+# ---- components ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ComponentType:
+    """A reference to a component with its type arguments: `Graph<number>` (name 'Graph',
+    args ('number',)); an argument is a type or a component name."""
+
+    name: str
+    args: tuple[str, ...] = ()
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class ComponentInit:
+    """`.init instance = Component<args>`: a copy of the component's relations named `instance.<relation>`."""
+
+    instance: str
+    component: ComponentType
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Override:
+    """`.override r` in a component: the clauses its base components give `r` are dropped."""
+
+    relation: str
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Component:
+    """`.comp Name<params> : bases { body }`; the body is a Program of its own (with its
+    nested components and instances), and `overrides` are its `.override` lines."""
+
+    head: ComponentType  # the component's name and its type parameters
+    bases: tuple[ComponentType, ...]
+    overrides: tuple[Override, ...]
+    body: "Program"
+    span: Span = _span()
+
+    @property
+    def name(self) -> str:
+        return self.head.name
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return self.head.args
+
+
 @dataclass(frozen=True)
 class Program:
     decls: tuple[Decl, ...]
@@ -254,6 +307,9 @@ class Program:
     printsizes: tuple[IODirective, ...] = ()
     source: Source | None = field(default=None, compare=False)
     pragmas: tuple[Pragma, ...] = ()
+    # Empty once compiler.datalog.components has expanded them (parse_datalog's result).
+    components: tuple[Component, ...] = ()
+    instances: tuple[ComponentInit, ...] = ()
 
 
 # ---- traversal -----------------------------------------------------------------
@@ -288,15 +344,19 @@ def literal_terms(lit: Literal) -> tuple[Term, ...]:
     return lit.args
 
 
+def map_nodes(node, fn):
+    """The same tree rebuilt bottom-up: each AST node is replaced by `fn(node)`, called
+    once its children are rebuilt. Spans, sources and option dicts are left as they are."""
+    if isinstance(node, tuple):
+        return tuple(map_nodes(x, fn) for x in node)
+    if isinstance(node, list):
+        return [map_nodes(x, fn) for x in node]
+    if dataclasses.is_dataclass(node) and not isinstance(node, (type, Span, Source)):
+        changes = {f.name: map_nodes(getattr(node, f.name), fn) for f in dataclasses.fields(node)}
+        return fn(dataclasses.replace(node, **changes))
+    return node
+
+
 def strip_spans(node):
     """The same tree with every span set to NOWHERE, for comparing structure."""
-    if isinstance(node, tuple):
-        return tuple(strip_spans(x) for x in node)
-    if isinstance(node, list):
-        return [strip_spans(x) for x in node]
-    if dataclasses.is_dataclass(node) and not isinstance(node, (type, Span, Source)):
-        changes = {f.name: strip_spans(getattr(node, f.name)) for f in dataclasses.fields(node)}
-        if "span" in changes:
-            changes["span"] = NOWHERE
-        return dataclasses.replace(node, **changes)
-    return node
+    return map_nodes(node, lambda n: dataclasses.replace(n, span=NOWHERE) if hasattr(n, "span") else n)

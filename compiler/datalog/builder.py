@@ -22,12 +22,16 @@ from compiler.datalog.ast import (
     Attribute,
     BinaryOp,
     Comparison,
+    Component,
+    ComponentInit,
+    ComponentType,
     Decl,
     Fact,
     Float,
     Functor,
     IODirective,
     Number,
+    Override,
     Pragma,
     Program,
     Qualifier,
@@ -54,7 +58,7 @@ _UNARY = {"op_neg": "-", "op_bnot": "bnot", "op_lnot": "lnot"}
 _ESCAPES = {'"': '"', "\\": "\\", "'": "'", "n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 
 # Soufflé's data-structure hints: they change performance, not meaning.
-_IGNORED_QUALIFIERS = {"btree", "brie", "btree_delete", "inline", "no_inline", "magic", "no_magic", "overridable"}
+_IGNORED_QUALIFIERS = {"btree", "brie", "btree_delete", "inline", "no_inline", "magic", "no_magic"}
 
 
 # Soufflé's `.pragma` keys (its command-line options) that tune how it evaluates or
@@ -80,8 +84,6 @@ IGNORED_PRAGMAS = {
 
 def unsupported_directive_message(name: str) -> str:
     """What is said of a Soufflé directive deltalog does not support (`name` with its dot)."""
-    if name in (".comp", ".init"):
-        return "components ('.comp' and '.init') are not supported"
     return f"directive '{name}' is not supported"
 
 
@@ -278,8 +280,8 @@ class Builder(Transformer):
         name = str(children[0])
         if name in _IGNORED_QUALIFIERS:
             return None
-        if name == "asof":
-            return "asof"
+        if name in ("asof", "overridable"):
+            return name
         assert name == "eqrel", name
         raise self._error(UnsupportedError, "equivalence relations (eqrel) are not supported", span)
 
@@ -291,9 +293,10 @@ class Builder(Transformer):
         qualifiers = [c for c in rest if isinstance(c, Qualifier)]
         if len(qualifiers) > 1:
             raise self._error(DeclarationError, f"relation '{names[0]}' has more than one min/max qualifier", qualifiers[1].span)
-        as_of = "asof" in rest
+        as_of, overridable = "asof" in rest, "overridable" in rest
         qualifier = qualifiers[0] if qualifiers else None
-        return [Decl(str(name), attributes, qualifier, span=meta_span(meta), as_of=as_of) for name in names]
+        span = meta_span(meta)
+        return [Decl(str(name), attributes, qualifier, span=span, as_of=as_of, overridable=overridable) for name in names]
 
     def type_equal(self, meta, children):
         _, name, *bases = children
@@ -340,9 +343,38 @@ class Builder(Transformer):
         token = children[0]
         raise self._error(UnsupportedError, unsupported_directive_message(str(token).split()[0]), token_span(token))
 
+    # ---- components ----
+
+    def component_type(self, meta, children):
+        name, *args = _present(children)
+        return ComponentType(str(name), tuple(map(str, args)), span=meta_span(meta))
+
+    def component_init(self, meta, children):
+        _, instance, component = children
+        return ComponentInit(str(instance), component, span=meta_span(meta))
+
+    def override(self, meta, children):
+        return Override(str(children[1]), span=meta_span(meta))
+
+    def component(self, meta, children):
+        _, head, *rest = _present(children)
+        bases = tuple(c for c in rest if isinstance(c, ComponentType))
+        members = [c for c in rest if not isinstance(c, ComponentType)]
+        overrides = tuple(c for c in members if isinstance(c, Override))
+        body = self._program([c for c in members if not isinstance(c, Override)])
+        return Component(head, bases, overrides, body, span=meta_span(meta))
+
     def start(self, meta, children):
-        parts = {Decl: [], TypeDecl: [], "input": [], "output": [], "printsize": [], Fact: [], Rule: [], Pragma: []}
-        for item in children:
+        for node in children:
+            if isinstance(node, Override):
+                message = "'.override' belongs in a component ('.comp'), where it overrides an inherited relation"
+                raise self._error(ParseError, message, node.span)
+        return self._program(children)
+
+    def _program(self, statements) -> Program:
+        """The statements of a program, or of a component's body, sorted by kind."""
+        parts = {kind: [] for kind in (Decl, TypeDecl, "input", "output", "printsize", Fact, Rule, Pragma, Component, ComponentInit)}
+        for item in statements:
             for node in item if isinstance(item, list) else [item]:
                 key = node.kind if isinstance(node, IODirective) else type(node)
                 parts[key].append(node)
@@ -356,4 +388,6 @@ class Builder(Transformer):
             printsizes=tuple(parts["printsize"]),
             source=self.source,
             pragmas=tuple(parts[Pragma]),
+            components=tuple(parts[Component]),
+            instances=tuple(parts[ComponentInit]),
         )

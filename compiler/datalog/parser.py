@@ -5,7 +5,7 @@ exceptions never escape. A syntax error is reported as a ParseError that says
 what was found and, in words, what the parser could have accepted there
 (groups such as "a term" or "an operator" stand for their many tokens).
 Where the parser stops at Soufflé syntax for a feature deltalog lacks
-(components, records, ADTs, functors such as `range` or `@f`, subsumption,
+(records, ADTs, functors such as `range` or `@f`, subsumption,
 choice-domain), the error is instead an UnsupportedError naming the feature
 at its first token, which may lie well before where parsing stopped.
 """
@@ -23,6 +23,7 @@ from lark.lexer import PatternStr
 
 from compiler.datalog.ast import Program
 from compiler.datalog.builder import Builder, unsupported_directive_message
+from compiler.datalog.components import instantiate_components
 from compiler.errors import CompileError, ParseError, Source, UnsupportedError
 
 _WORDS = {
@@ -36,6 +37,10 @@ _WORDS = {
     "NUMBER_TYPE": "'.number_type'",
     "SYMBOL_TYPE": "'.symbol_type'",
     "IO_KIND": "'.input' '.output'",
+    "COMP": "'.comp'",
+    "INIT": "'.init'",
+    "OVERRIDE": "'.override'",
+    "QUALIFIED_NAME": None,  # where it fits, so does an identifier, which the message names
     "HINT": "a qualifier such as 'btree'",
     "$END": "end of input",
     "UNSUPPORTED_DIRECTIVE": None,  # recognised only to reject it; never suggest it
@@ -80,7 +85,8 @@ def _lark() -> Lark:
 
 
 def parse_datalog(text: str, source_name: str = "<string>") -> Program:
-    """Parse Datalog source text into a Program (rules in disjunctive normal form)."""
+    """Parse Datalog source text into a Program (rules in disjunctive normal form), its
+    components instantiated (compiler.datalog.components)."""
     source = Source(source_name, text)
     parser = _lark()
     try:
@@ -88,11 +94,12 @@ def parse_datalog(text: str, source_name: str = "<string>") -> Program:
     except UnexpectedInput as exc:
         raise _parse_error(exc, source, parser) from None
     try:
-        return Builder(source).transform(tree)
+        program = Builder(source).transform(tree)
     except VisitError as exc:
         if isinstance(exc.orig_exc, CompileError):
             raise exc.orig_exc from None
         raise
+    return instantiate_components(program)
 
 
 FUNCTORS = ("cat", "strlen", "substr", "to_number", "to_string", "min", "max")
