@@ -168,16 +168,17 @@ class Session:
         self._update(relation, rows, -1, time)
 
     def load_facts(self, directory, delimiter: str | None = None) -> dict[str, int]:
-        """Insert each input's Soufflé fact file in `directory` (`facts_file`) for every input
+        """Insert the Soufflé fact file in `directory` (`facts_file`) of every `.input` relation
         that has one, read as Soufflé reads it (runtime.spark.facts: the .input's `delimiter`,
         unless `delimiter` is given, and `headers`), as the CLI's --facts-dir does; {name: rows}.
+        As with Soufflé's -F, a relation without `.input` is not read, whatever files there are.
         A file that does not fit raises SessionError and inserts nothing of it."""
         from runtime.spark import LoadError
         from runtime.spark.facts import read_facts
         from runtime.spark.read import encode_source
 
         loaded = {}
-        for name in self.program.inputs:
+        for name in self.program.required_inputs:
             info = self.program.relations[name]
             path = facts_file(directory, info)
             if not path.is_file():

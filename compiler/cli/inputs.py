@@ -385,11 +385,12 @@ class _Progress:
 
 
 def facts_inputs(program, directory: str) -> list[tuple[str, str]]:
-    """(relation, path) of `<rel>.facts` (or the .input's filename=) in `directory` for each input."""
+    """(relation, path) of `<rel>.facts` (or the .input's filename=) in `directory` for each
+    `.input` relation (as Soufflé's -F reads: a relation without `.input` is not read)."""
     from compiler.program import facts_file
 
     found = []
-    for name in program.inputs:
+    for name in program.required_inputs:
         path = facts_file(directory, program.relations[name])
         if path.is_file():
             found.append((name, str(path)))

@@ -65,6 +65,19 @@ def test_compile_file_and_load_facts(tmp_path):
         s.load_facts(tmp_path)
 
 
+def test_load_facts_reads_only_input_relations_as_souffle_does(tmp_path):
+    """Soufflé's -F reads the files of `.input` relations; a declared relation with facts
+    of its own keeps them even if a file with its name lies in the directory."""
+    (tmp_path / "p.dl").write_text(
+        ".decl inp(x: number)\n.input inp\n.decl out(x: number)\n.output out\nout(1).\nout(x) :- inp(x).\n")
+    (tmp_path / "inp.facts").write_text("2\n")
+    (tmp_path / "out.facts").write_text("0\n")
+    s = compiler.compile_file(tmp_path / "p.dl").session()
+    assert s.load_facts(tmp_path) == {"inp": 1}
+    s.commit()
+    assert s.read("out") == [(1,), (2,)]
+
+
 # ---- the commit cycle -----------------------------------------------------------------------
 
 
