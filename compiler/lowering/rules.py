@@ -245,8 +245,12 @@ class RuleContext:
                         return
             b.filter(Call(lit.op, (b.expr(lit.left), b.expr(lit.right))), lit.span)
         elif isinstance(lit, StringTest):
-            test = Call(lit.name, tuple(b.expr(a) for a in lit.args))
-            b.filter(Call("not", (test,)) if lit.negated else test, lit.span)
+            args = tuple(b.expr(a) for a in lit.args)
+            if lit.negated:  # !match is its own test: a bad pattern makes it false too
+                test = Call("not_match", args) if lit.name == "match" else Call("not", (Call(lit.name, args),))
+            else:
+                test = Call(lit.name, args)
+            b.filter(test, lit.span)
         elif isinstance(lit, Negation):
             self._negation(b, lit)
         else:

@@ -26,17 +26,18 @@ compared as numbers.
 
 Both the lowering (compiler.lowering.columns) and constant folding
 (compiler.plan.rewrites.fold) evaluate ops through `apply`, so there is one
-definition of what each op means.
+definition of what each op means. `match`/`not_match` take Soufflé's regexes
+(std::regex's ECMAScript, compiler.plan.regex), not Python's.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 import numpy as np
 
 from compiler.plan.errors import PlanError
+from compiler.plan.regex import regex_match
 
 NUMBER, UNSIGNED, FLOAT, SYMBOL, BOOL = "number", "unsigned", "float", "symbol", "bool"
 COLUMN_TYPES = (NUMBER, UNSIGNED, FLOAT, SYMBOL)  # types a relation column may have
@@ -47,7 +48,7 @@ NATURAL_DTYPE = {NUMBER: np.int64, UNSIGNED: np.uint64, FLOAT: np.float64, SYMBO
 ARITHMETIC = ("+", "-", "*", "/", "%", "^")
 BITWISE = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
-STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "match", "is_number", "lower", "upper")
+STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "match", "not_match", "is_number", "lower", "upper")
 # Everything else: "neg", "bnot", "lnot" (unary), "min", "max" (variadic), "and", "or", "not",
 # and for SQL: "if" (condition, then, else), "to_float" (a number as a float), "to_int" (a float
 # rounded half to even, as DuckDB casts a double; 0 if it does not fit).
@@ -92,6 +93,7 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
         "to_number": ((SYMBOL,), NUMBER),
         "contains": ((SYMBOL, SYMBOL), BOOL),
         "match": ((SYMBOL, SYMBOL), BOOL),
+        "not_match": ((SYMBOL, SYMBOL), BOOL),  # Soufflé's !match: false too for a bad pattern
         "is_number": ((SYMBOL,), BOOL),  # whether to_number is defined
     }
     if op in fixed and arg_types == fixed[op][0]:
@@ -224,14 +226,6 @@ def string_ranks(ids: np.ndarray, symbols) -> np.ndarray:
     return rank[inverse.reshape(-1)]
 
 
-@lru_cache(maxsize=256)
-def _regex(pattern: str):
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
-
-
 _INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
 
 
@@ -292,7 +286,7 @@ def _string_scalar(op: str, arg_types, row):
         return row[0].lower()
     if op == "upper":
         return row[0].upper()
-    if op == "match":
-        regex = _regex(row[0])
-        return regex is not None and regex.fullmatch(row[1]) is not None
+    if op in ("match", "not_match"):
+        matched = regex_match(row[0], row[1])
+        return matched is not None and matched == (op == "match")
     raise PlanError(f"unknown symbol op {op!r}")

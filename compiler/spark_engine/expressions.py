@@ -11,7 +11,7 @@ give 0 for a zero divisor, float `/` and `%` by zero give IEEE inf/nan (Spark
 would give NULL), shifts clamp their amount to 0..63, `to_int` rounds half to
 even and gives 0 when the value does not fit.
 
-Ops whose Spark counterpart differs in edge cases (Java vs Python regexes in
+Ops whose Spark counterpart differs in edge cases (Java regexes vs Soufflé's in
 `match`, Unicode case mapping in `lower`/`upper`, the integer syntax of
 `to_number`, Python's float repr in `to_string`, wrapping integer `^`) run as
 Python UDFs over compiler.plan.ops' own scalar definitions, registered on
@@ -63,7 +63,7 @@ def _udf(fn, return_type):
 
 _SQL_TYPES = {NUMBER: "BIGINT", FLOAT: "DOUBLE", SYMBOL: "STRING", BOOL: "BOOLEAN"}
 _UDF_OUT = {"to_string": "STRING", "to_number": "BIGINT", "is_number": "BOOLEAN", "lower": "STRING", "upper": "STRING",
-            "match": "BOOLEAN", "^": "BIGINT"}  # fmt: skip
+            "match": "BOOLEAN", "not_match": "BOOLEAN", "^": "BIGINT"}  # fmt: skip
 
 
 def sql_type(t: str, where: str = "a column") -> str:

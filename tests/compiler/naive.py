@@ -37,6 +37,7 @@ from compiler.datalog.ast import (
     Variable,
     Wildcard,
 )
+from compiler.plan.regex import regex_match
 
 MAX_ITERATIONS = 10_000
 
@@ -244,13 +245,9 @@ class _Rule:
         if isinstance(lit, StringTest):
             a, b = (self.value(x, env, db, visible) for x in lit.args)
             if lit.name == "contains":
-                result = a in b
-            else:
-                try:
-                    result = re.fullmatch(a, b) is not None
-                except re.error:
-                    result = False
-            return result != lit.negated
+                return (a in b) != lit.negated
+            matched = regex_match(a, b)  # None for a pattern std::regex rejects: match and !match fail
+            return matched is not None and matched != lit.negated
         assert isinstance(lit, Negation)
         return not any(self._matches(lit.atom.args, row, env, db, visible) for row in db[lit.atom.relation])
 

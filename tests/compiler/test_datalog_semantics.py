@@ -262,6 +262,31 @@ def test_string_functors_and_tests():
     assert read(r, "not_digits") == [("",), ("abc",)]
 
 
+def test_match_takes_souffles_regex_dialect_and_a_bad_pattern_fails_both_ways():
+    # Soufflé's match is std::regex_match (ECMAScript, over the text's UTF-8 bytes); a pattern
+    # std::regex rejects makes match and !match false alike (Soufflé's tests bad_regex, issue2532).
+    text = (
+        ".decl s(x: symbol)\n.input s\n.decl p(r: symbol)\n.input p\n"
+        "posix(x) :- s(x), match(\"a[[:digit:]]+\", x).\n"
+        "dot(x) :- s(x), match(\"a.\", x).\n"
+        "braces(x) :- s(x), match(\"a{2}\", x).\n"
+        "bad(x) :- s(x), match(\"a{x}\", x).\n"
+        "not_bad(x) :- s(x), !match(\"a{x}\", x).\n"
+        "by_pattern(r, x) :- p(r), s(x), !match(r, x)."
+    )
+    strings = [("a12",), ("aa",), ("a{x}",), ("a\n",), ("ab",), ("a\u00e9",)]
+    r = run(text, {"s": strings, "p": [("a.",), ("((",)]})
+    assert read(r, "posix") == [("a12",)]
+    assert read(r, "dot") == [("aa",), ("ab",)]  # not a newline; \u00e9 is two bytes
+    assert read(r, "braces") == [("aa",)]
+    assert read(r, "bad") == read(r, "not_bad") == []  # Python's re would match "a{x}" literally
+    assert read(r, "by_pattern") == [("a.", "a\n"), ("a.", "a12"), ("a.", "a{x}"), ("a.", "a\u00e9")]
+    r.remove("p", [("a.",)])
+    r.insert("p", [("a[[:alpha:]]",)])
+    r.commit()
+    assert read(r, "by_pattern") == [("a[[:alpha:]]", "a\n"), ("a[[:alpha:]]", "a12"), ("a[[:alpha:]]", "a{x}"), ("a[[:alpha:]]", "a\u00e9")]
+
+
 def test_string_constants_select_rows():
     text = ".decl p(name: symbol, age: number)\n.input p\nbob(a) :- p(\"bob\", a).\nnot_bob(n) :- p(n, _), n != \"bob\"."
     r = run(text, {"p": [("bob", 3), ("eve", 4)]})
