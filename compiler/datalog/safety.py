@@ -29,7 +29,7 @@ from compiler.datalog.ast import (
     literal_terms,
     subterms,
 )
-from compiler.datalog.scope import Scope, rule_scope
+from compiler.datalog.scope import Scope, grounded as grounded_names, rule_scope
 from compiler.errors import Source, UnsafeVariableError
 
 _PHRASES = {
@@ -137,19 +137,13 @@ def _needs(term: Term, scope: Scope) -> set[str]:
 
 
 def _check_scope(scope: Scope, grounded_outside: frozenset[str], source) -> None:
-    grounded = set(scope.outer & grounded_outside)
-    for lit in scope.literals:
-        if isinstance(lit, Atom):
-            grounded.update(a.name for a in lit.args if isinstance(a, Variable))
+    _check_witnesses(scope, source)
+
+    def witnesses(names):  # a min/max aggregate binds its witnesses once its groups are bound
+        return set().union(*(c.witnesses for c in scope.children.values() if c.outer <= names))
+
+    grounded = grounded_names(scope.literals, scope.outer & grounded_outside, lambda t: _needs(t, scope), witnesses)
     equalities = [lit for lit in scope.literals if isinstance(lit, Comparison) and lit.op == "="]
-    changed = True
-    while changed:
-        changed = False
-        for eq in equalities:
-            for side, other in ((eq.left, eq.right), (eq.right, eq.left)):
-                if isinstance(side, Variable) and side.name not in grounded and _needs(other, scope) <= grounded:
-                    grounded.add(side.name)
-                    changed = True
 
     unsafe: dict[str, list[tuple[Variable, str]]] = {}
     for var, context in _occurrences(scope):
@@ -162,6 +156,19 @@ def _check_scope(scope: Scope, grounded_outside: frozenset[str], source) -> None
         raise _unsafe_error(roots or unsafe, source)
     for child in scope.children.values():
         _check_scope(child, frozenset(grounded), source)
+
+
+def _check_witnesses(scope: Scope, source) -> None:
+    """A witness (compiler.datalog.scope) of a count, sum or mean has no tuple to come from."""
+    for child in scope.children.values():
+        if child.witnesses and child.aggregate.kind not in ("min", "max"):
+            name = min(child.witnesses)
+            (use,) = _first_uses(child, {name})
+            message = (
+                f"variable '{name}' is grounded only inside this {child.aggregate.kind} aggregate, but is used outside it: "
+                f"only min and max have a witness tuple to take its value from"
+            )
+            raise UnsafeVariableError.at(message, use.span, source)
 
 
 def _unsafe_error(unsafe, source) -> UnsafeVariableError:

@@ -25,6 +25,9 @@ are 0 (outer rows without a matching group get 0 by an Antijoin); min, max
 and mean of an empty group have no value, so the outer row fails. count
 counts the body's satisfying assignments (a join of sets, so each
 combination of matching tuples once), and sum adds the target over them.
+A min or max with witnesses (compiler.datalog.scope: variables grounded only
+inside it but used outside) joins its result back onto the body's rows on the
+group and the value, so the witnesses come from the tuples reaching the optimum.
 """
 
 from __future__ import annotations
@@ -299,9 +302,20 @@ class RuleContext:
         values = Project(inner.node, tuple(exprs), span=agg.span)
         k = len(group)
         result = Aggregate(values, tuple(range(k)), agg.kind, None if agg.target is None else k, span=agg.span)
+        witnesses = sorted(inner_scope.witnesses)
+        if witnesses:  # (group, value, witnesses) of the body rows whose target is the optimum
+            candidates = Project(
+                inner.node, tuple(exprs) + tuple(Col(inner.cols[w], inner.node.types[inner.cols[w]]) for w in witnesses), span=agg.span
+            )
+            best = Join(result, candidates, tuple((i, i) for i in range(k + 1)), span=agg.span)
+            result = Distinct(Project(best, tuple(Col(i, t) for i, t in enumerate(best.types)
+                                                  if i <= k or i > 2 * k + 1), span=agg.span), span=agg.span)
         keys = tuple((b.cols[g], i) for i, g in enumerate(group))
+        keys += tuple((b.cols[w], k + 1 + i) for i, w in enumerate(witnesses) if w in b.cols)
         outer = b.node
         joined = Join(outer, result, keys, span=agg.span)
+        for i, w in enumerate(witnesses):
+            b.cols.setdefault(w, outer.arity + k + 1 + i)
         if agg.kind in ("count", "sum"):
             # An empty group counts (and sums) to zero: outer rows with no group get a 0.
             groups = Project(result, tuple(Col(i, t) for i, t in enumerate(result.types[:k])))

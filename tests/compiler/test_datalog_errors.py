@@ -160,6 +160,12 @@ ERRORS = [
     (UnsafeVariableError, 'a(x) :- b(x), contains("a", s).\n.input b', 1, 29,
      "variable 's' is not grounded: it only occurs in a contains/match test, never in a positive body atom"),
     (UnsafeVariableError, "a(x, n) :- n = count : { b(x, _) }.\n.input b", 1, 28,
+     "variable 'x' is grounded only inside this count aggregate, but is used outside it: "
+     "only min and max have a witness tuple to take its value from"),
+    (UnsafeVariableError, "a(x, n) :- b(z), n = mean y : { c(y, x), y > z }.\n.input b, c", 1, 38,
+     "variable 'x' is grounded only inside this mean aggregate, but is used outside it: "
+     "only min and max have a witness tuple to take its value from"),
+    (UnsafeVariableError, "a(x, n) :- n = min y : { b(y), y < x }.\n.input b", 1, 36,
      "variable 'x' is not grounded: it only occurs in the head and inside an aggregate, never in a positive body atom"),
     (UnsafeVariableError, "a(n) :- n = sum y : { b(x) }.\n.input b", 1, 17,
      "variable 'y' is not grounded: it only occurs in the aggregate's target, never in a positive body atom"),

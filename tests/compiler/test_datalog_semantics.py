@@ -214,6 +214,49 @@ def test_aggregate_grouped_by_a_variable_used_only_in_a_comparison():
     assert read(r, "below") == [(1, 0), (3, 1), (5, 2)]
 
 
+def test_min_and_max_bind_witnesses_and_a_result_name_inside_is_local():
+    # Soufflé's scoping: x, y occur outside only in the head, so they are witnesses of the max
+    # (taken from the tuples reaching it, each such tuple on a tie); `a = max a` and
+    # `y = min z + y` name a local variable after the result.
+    text = (
+        ".decl len(x: symbol, y: symbol, l: number)\n.input len\n"
+        "longest(x, y, l) :- l = max m : len(x, y, m).\n"
+        "top(a) :- a = max a : len(_, _, a).\n"
+        "least_sum(l) :- l = min n + l : { len(_, _, n), len(_, _, l) }.\n"
+        "per_source(x, y, l) :- len(x, _, _), l = min m : { len(x, y, m) }."
+    )
+    r = run(text, {"len": [("a", "b", 1), ("a", "c", 3), ("b", "c", 2)]})
+    assert read(r, "longest") == [("a", "c", 3)]
+    assert read(r, "top") == [(3,)]
+    assert read(r, "least_sum") == [(2,)]
+    assert read(r, "per_source") == [("a", "b", 1), ("b", "c", 2)]  # x groups, y is the witness
+    r.insert("len", [("b", "d", 3)])
+    r.commit()
+    assert read(r, "longest") == [("a", "c", 3), ("b", "d", 3)]  # a tie: both witnesses
+    r.remove("len", [("a", "c", 3), ("b", "d", 3)])
+    r.commit()
+    assert read(r, "longest") == [("b", "c", 2)]
+    assert read(r, "top") == [(2,)]
+
+
+def test_a_witness_bound_in_an_aggregate_may_group_a_nested_one():
+    # Soufflé's aggregates_nested: `a` is grounded by P(a) inside the min, correlates the
+    # inner count, and is the min's witness in the head.
+    text = (
+        ".decl p(a: symbol)\n.decl h(a: symbol, b: symbol, m: number)\n.input p\n.input h\n"
+        "w(a, n) :- n = min worst : { p(a), worst = max part : { h(_, _, m), part = count : { h(a, _, m) } } }."
+    )
+    h = [("ann", "x", 1), ("ann", "y", 1), ("ann", "z", 2), ("bob", "x", 1), ("bob", "x", 3), ("bob", "y", 3), ("bob", "z", 3)]
+    r = run(text, {"p": [("ann",), ("bob",)], "h": h})
+    assert read(r, "w") == [("ann", 2)]  # ann's busiest month has 2 rows, bob's 3
+    r.remove("h", [("bob", "y", 3), ("bob", "z", 3)])
+    r.commit()
+    assert read(r, "w") == [("bob", 1)]  # ann still 2, bob now 1
+    r.insert("h", [("bob", "w", 1)])
+    r.commit()
+    assert read(r, "w") == [("ann", 2), ("bob", 2)]
+
+
 def test_float_sum_and_aggregates_in_heads():
     text = ".decl w(k: symbol, x: float)\n.input w\ntotal(k, sum x : { w(k, x) }) :- w(k, _)."
     r = run(text, {"w": [("a", 1.5), ("a", 2.25), ("b", -1.0)]})
