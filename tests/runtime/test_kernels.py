@@ -169,3 +169,15 @@ def test_count_matches_counts_the_updates_with_each_probe_key(data):
     got = kernels.count_matches(key[0].copy(), key, probes[0].copy(), probes)
     expected = [int(np.sum((key[0] == p0) & (key[1] == p1))) for p0, p1 in probes.T]
     assert got.tolist() == expected
+
+
+def test_arrange_keeps_a_column_spanning_all_64_bits_after_a_constant_lead():
+    """A keyless arrangement (lead all zeros) of a column whose range needs all 64 bits, as
+    floats of both signs do: the packed key's shifts reach 64, which machines take as 0."""
+    values = [-(2**63), 2**63 - 1] + list(range(kernels._INSERTION))  # past the insertion sort
+    n = len(values)
+    lead, cols, time, diff = kernels.arrange(
+        np.zeros(n, np.int64), np.array([values], np.int64), np.zeros((1, n), np.int64), np.ones(n, np.int64)
+    )
+    assert cols[0].tolist() == sorted(values)
+    assert lead.tolist() == [0] * n and diff.tolist() == [1] * n
