@@ -47,7 +47,8 @@ _BINARY_OPERATORS = "+ - * / % ^ band bor bxor bshl bshr bshru land lor lxor".sp
 _COMPARISONS = "= != < <= > >=".split()
 _TERM_STARTS = (
     "an identifier, '_', a number, a float, an unsigned number, a string, '(', '-', 'bnot', 'lnot', "
-    "'cat', 'strlen', 'substr', 'to_number', 'to_string', 'count', 'sum', 'min', 'max', 'mean'"
+    "'cat', 'strlen', 'substr', 'to_number', 'to_string', 'to_float', 'to_unsigned', 'ord', 'range', 'autoinc', "
+    "'count', 'sum', 'min', 'max', 'mean'"
 ).split(", ")
 # Whole groups of expected tokens are named by one word, checked in this order.
 _GROUPS = (
@@ -95,15 +96,13 @@ def parse_datalog(text: str, source_name: str = "<string>") -> Program:
         raise
 
 
-FUNCTORS = ("cat", "strlen", "substr", "to_number", "to_string", "min", "max")
+FUNCTORS = ("cat", "strlen", "substr", "to_number", "to_string", "to_float", "to_unsigned", "ord", "range", "min", "max")
 
 
 # Soufflé functors deltalog lacks; a call of any other unknown name is a ParseError.
 _SOUFFLE_FUNCTORS = {
-    "range": "the functor 'range' (a multi-valued functor) is not supported",
-    "autoinc": "the functor 'autoinc' (a counter) is not supported",
     "as": "type casts ('as(x, T)') are not supported",
-    **{name: f"the functor '{name}' is not supported" for name in ("to_float", "to_unsigned", "ord", "lower", "upper")},
+    **{name: f"the functor '{name}' is not supported" for name in ("lower", "upper")},
 }
 # Characters that start a Soufflé construct and nothing in deltalog's grammar.
 _SOUFFLE_CHARACTERS = {

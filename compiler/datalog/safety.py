@@ -14,6 +14,7 @@ wildcard `_` is only meaningful as a whole argument of a body atom.
 from __future__ import annotations
 
 from compiler.datalog.ast import (
+    CONSTANTS,
     Aggregate,
     Atom,
     BinaryOp,
@@ -30,7 +31,7 @@ from compiler.datalog.ast import (
     subterms,
 )
 from compiler.datalog.scope import Scope, grounded as grounded_names, rule_scope
-from compiler.errors import Source, UnsafeVariableError
+from compiler.errors import Source, UnsafeVariableError, UnsupportedError
 
 _PHRASES = {
     "head": "in the head",
@@ -46,6 +47,7 @@ _PHRASES = {
 
 def check_safety(rule: Rule, source: Source | None) -> None:
     _check_wildcards(rule, source)
+    _check_ranges(rule, source)
     _check_scope(rule_scope(rule.heads, rule.body), frozenset(), source)
 
 
@@ -73,6 +75,38 @@ def _check_wildcards(rule: Rule, source) -> None:
     for head in rule.heads:
         for arg in head.args:
             visit(arg, "in the head")
+    literals(rule.body)
+
+
+def _check_ranges(rule: Rule, source) -> None:
+    """`range` has several values: deltalog takes it where it binds a variable to each of
+    them, `x = range(a, b[, step])`, with constant bounds (the rows are then known when
+    compiling; bounds computed per row would need a flat-map operator the plan lacks)."""
+    binding = set()
+
+    def literals(body):
+        for lit in body:
+            if isinstance(lit, Comparison) and lit.op == "=":
+                for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(side, Variable) and isinstance(other, Functor) and other.name == "range":
+                        if all(isinstance(a, CONSTANTS) for a in other.args):
+                            binding.add(id(other))
+            for term in literal_terms(lit):
+                visit(term)
+
+    def visit(term):
+        for sub in subterms(term):
+            if isinstance(sub, Functor) and sub.name == "range" and id(sub) not in binding:
+                message = "range(...) is supported only as 'x = range(a, b[, step])' with constant a, b and step"
+                raise UnsupportedError.at(message, sub.span, source)
+            if isinstance(sub, Aggregate):
+                if sub.target is not None:
+                    visit(sub.target)
+                literals(sub.body)
+
+    for head in rule.heads:
+        for arg in head.args:
+            visit(arg)
     literals(rule.body)
 
 

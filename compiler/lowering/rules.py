@@ -12,7 +12,9 @@ extends the rows with a column for `x` (a Project), and a negated atom
 becomes an Antijoin on its bound arguments (constants filter the negated
 relation; `_` is no key, and neither is an existential variable, one local
 to the negated atom, whose repeated occurrences filter the negated relation
-on equal columns). The head is a Project of its argument expressions.
+on equal columns). `x = range(a, b[, step])` (constant bounds, see
+compiler.datalog.safety) joins the rows with the constant rows of the range's
+values. The head is a Project of its argument expressions.
 
 Aggregates (`count`, `sum e`, `min e`, `max e`, `mean e` over `{ body }`), with
 Soufflé's meaning. Variables of the aggregate body that also occur outside
@@ -243,6 +245,9 @@ class RuleContext:
         elif isinstance(lit, Comparison):
             if lit.op == "=":
                 for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(other, Functor) and other.name == "range":
+                        self._range(b, side, other)
+                        return
                     if isinstance(side, Variable) and side.name not in b.cols:
                         b.cols[side.name] = b.extend(b.expr(other))
                         return
@@ -258,6 +263,16 @@ class RuleContext:
             self._negation(b, lit)
         else:
             raise PlanError(f"cannot translate literal {lit!r}")
+
+    def _range(self, b: Body, var: Variable, term: Functor) -> None:
+        """Bind `var` to each value of the range (or keep the rows whose `var` is one)."""
+        t = self.type_of(term)
+        bounds = [constant(a.value, t).value for a in term.args]
+        values = Values(tuple((v,) for v in range_values(*bounds)), (t,), span=term.span)
+        keys = ((b.cols[var.name], 0),) if var.name in b.cols else ()
+        outer = b.node
+        b.node = Join(outer, values, keys, span=term.span)
+        b.cols.setdefault(var.name, outer.arity)
 
     def _negation(self, b: Body, lit: Negation) -> None:
         atom = lit.atom
@@ -329,6 +344,18 @@ class RuleContext:
             joined = Union((joined, filled), span=agg.span)
         b.node = joined
         return outer.arity + k
+
+
+def range_values(start, stop, step=None) -> list:
+    """Soufflé's range: start, start + step, ... while short of stop (exclusive); without a
+    step, 1 counting up and -1 counting down; a step away from stop (or 0) gives nothing."""
+    if step is None:
+        step = 1 if start <= stop else -1
+    values, x = [], start
+    while step != 0 and (x < stop if step > 0 else x > stop):
+        values.append(x)
+        x += step  # accumulated, as Soufflé's loop does (it matters for float steps)
+    return values
 
 
 def _existential(term: Term, b: Body) -> bool:

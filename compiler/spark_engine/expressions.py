@@ -168,6 +168,10 @@ def _sql_call(op: str, types: tuple[str, ...], args: list[str], udfs) -> str:
         return f"CASE WHEN {outside} THEN '' ELSE {taken} END"
     if op == "contains":  # contains(needle, haystack)
         return f"contains({b}, {a})"
+    if op == "to_number" and t != SYMBOL:  # Soufflé's numeric conversion (a float truncated)
+        if t == NUMBER:
+            return a
+        raise SparkEngineUnsupported(f"op {op!r} of {t}", "no Spark translation")
     if op == "to_string" and t == NUMBER:
         return f"CAST({a} AS STRING)"
     if op in _UDF_OUT:

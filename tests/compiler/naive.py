@@ -237,6 +237,12 @@ class _Rule:
             others = rest[:i] + rest[i + 1 :]
             if isinstance(lit, Comparison) and lit.op == "=":
                 for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(other, Functor) and other.name == "range":  # one assignment per value
+                        bounds = [self.value(a, env, db, visible) for a in other.args]
+                        for v in _range(*bounds):
+                            if env.get(side.name, v) == v:
+                                yield from self._rest(others, {**env, side.name: v}, db, visible)
+                        return
                     if isinstance(side, Variable) and side.name not in env and self._ready(other, env, visible):
                         try:
                             value = self.value(other, env, db, visible)
@@ -431,10 +437,26 @@ def _functor(name, args, types):
         if i < 0 or n < 0 or i > len(s):
             raise Undefined
         return s[i : i + n]
-    if name == "to_number":
+    if name == "to_number" and isinstance(args[0], str):
         if not _INTEGER.fullmatch(args[0]) or not -(2**63) <= int(args[0]) < 2**63:
             raise Undefined
         return int(args[0])
     if name == "to_string":
         return repr(float(args[0])) if types[0] == "float" else str(args[0])
-    raise AssertionError(f"unknown functor {name}")
+    if name == "to_float":
+        return float(args[0])
+    if name in ("to_number", "to_unsigned"):  # of a numeric: C's conversion, wrapping
+        fits = not isinstance(args[0], float) or (math.isfinite(args[0]) and abs(args[0]) < 2.0**63)
+        whole = math.trunc(args[0]) if fits else 0
+        return _wrap(whole, "number" if name == "to_number" else "unsigned")
+    raise AssertionError(f"functor {name} has no naive meaning (ord: the ids of a session's symbol table)")
+
+
+def _range(start, stop, step=None):
+    """Soufflé's range(start, stop[, step]): stop excluded; the default step heads for stop."""
+    step = (1 if start <= stop else -1) if step is None else step
+    out = []
+    while step and (stop - start) * step > 0:
+        out.append(start)
+        start += step
+    return out

@@ -330,6 +330,54 @@ def test_match_takes_souffles_regex_dialect_and_a_bad_pattern_fails_both_ways():
     assert read(r, "by_pattern") == [("a[[:alpha:]]", "a\n"), ("a[[:alpha:]]", "a12"), ("a[[:alpha:]]", "a{x}"), ("a[[:alpha:]]", "a\u00e9")]
 
 
+def test_range_binds_one_row_per_value_as_souffle_counts():
+    text = (
+        EDGES + "up(x) :- x = range(1, 4).\n"
+        "down(x) :- x = range(9, 6).\n"
+        "none(x) :- x = range(9, 0, 1).\n"
+        "halves(x) :- x = range(1.5, -0.6, -0.5).\n"
+        "pairs(x, y) :- x = range(0, 3), y = range(0, 3), x < y, x + y = 3.\n"
+        "low(x) :- e(x, _), x = range(0, 3).\n"
+        "evens(n) :- n = count : { i = range(0, 10), i % 2 = 0 }."
+    )
+    r = run(text, {"e": [(1, 5), (4, 5)]})
+    assert read(r, "up") == [(1,), (2,), (3,)]
+    assert read(r, "down") == [(7,), (8,), (9,)]  # without a step, it counts towards the end
+    assert read(r, "none") == []
+    assert read(r, "halves") == [(-0.5,), (0.0,), (0.5,), (1.0,), (1.5,)]
+    assert read(r, "pairs") == [(1, 2)]
+    assert read(r, "low") == [(1,)]  # a bound variable: a membership test
+    assert read(r, "evens") == [(5,)]
+    r.insert("e", [(2, 0)])
+    r.commit()
+    assert read(r, "low") == [(1,), (2,)]
+
+
+def test_numeric_conversions_are_c_casts():
+    text = (
+        ".decl n(x: number)\n.input n\n"
+        "conv(x, to_float(x), to_unsigned(x), to_number(to_float(x) / 2.0)) :- n(x).\n"
+        "back(to_number(to_unsigned(x))) :- n(x)."
+    )
+    r = run(text, {"n": [(3,), (-1,), (-7,)]})
+    assert read(r, "conv") == [(-7, -7.0, 2**64 - 7, -3), (-1, -1.0, 2**64 - 1, 0), (3, 3.0, 3, 1)]  # truncation
+    assert read(r, "back") == [(-7,), (-1,), (3,)]
+
+
+def test_ord_orders_symbols_by_first_appearance():
+    # Soufflé's ord is the symbol table's index: program constants first, then input rows
+    # in arrival order. (Not through Replay: the naive oracle has no symbol ids.)
+    text = (
+        ".decl n(x: symbol)\n.input n\n"
+        'n("Marge").\n'
+        "before(x, y) :- n(x), n(y), ord(x) < ord(y)."
+    )
+    session = compiler.compile_datalog(text).session()
+    session.insert("n", [("Bart",)])
+    session.commit()
+    assert session.read("before") == [("Marge", "Bart")]
+
+
 def test_string_constants_select_rows():
     text = ".decl p(name: symbol, age: number)\n.input p\nbob(a) :- p(\"bob\", a).\nnot_bob(n) :- p(n, _), n != \"bob\"."
     r = run(text, {"p": [("bob", 3), ("eve", 4)]})
