@@ -5,7 +5,7 @@ exceptions never escape. A syntax error is reported as a ParseError that says
 what was found and, in words, what the parser could have accepted there
 (groups such as "a term" or "an operator" stand for their many tokens).
 Where the parser stops at Soufflé syntax for a feature deltalog lacks
-(components, records, ADTs, functors such as `range` or `@f`, subsumption,
+(components, records, ADTs, functors such as `lower` or `@f`, subsumption,
 choice-domain), the error is instead an UnsupportedError naming the feature
 at its first token, which may lie well before where parsing stopped.
 """

@@ -106,6 +106,20 @@ def _plain_names(term) -> set[str] | None:
     return names
 
 
+def _needs_without(aggregate: Aggregate):
+    """`needs` for `grounded` when `aggregate` is left out: a term containing it cannot
+    bind; another aggregate is taken as able to (an approximation: what it correlates on
+    is not asked for)."""
+
+    def needs(term):
+        if any(sub is aggregate for sub in subterms(term)):
+            return None
+        plain = _plain_names(term)
+        return set() if plain is None else plain
+
+    return needs
+
+
 def _result_names(literals, aggregate: Aggregate) -> set[str]:
     """Variables that `literals` equate with `aggregate` itself (`y = min ...`)."""
     return {
@@ -124,13 +138,10 @@ def _build(literals, results, aggregate, visible_outside, parent) -> Scope:
     used = set(direct)
     for agg in aggregates:
         target = () if agg.target is None else (agg.target,)
-        # What this scope grounds without `agg` (other aggregates taken as able to bind).
-        def needs(term, agg=agg):
-            return None if any(sub is agg for sub in subterms(term)) else _plain_names(term) or set()
-        without = grounded(literals, visible_outside, needs)
+        without = grounded(literals, visible_outside, _needs_without(agg))
         results_of_agg = _result_names(literals, agg) - without
         child = _build(agg.body, target, agg, visible - results_of_agg, scope)
-        inside = grounded(agg.body, child.outer & without, lambda t: _plain_names(t))
+        inside = grounded(agg.body, child.outer & without, _plain_names)
         child.witnesses = frozenset((child.outer & scope.own & inside) - without)
         child.outer -= child.witnesses
         scope.children[id(agg)] = child

@@ -323,8 +323,9 @@ class RuleContext:
                 inner.node, tuple(exprs) + tuple(Col(inner.cols[w], inner.node.types[inner.cols[w]]) for w in witnesses), span=agg.span
             )
             best = Join(result, candidates, tuple((i, i) for i in range(k + 1)), span=agg.span)
-            result = Distinct(Project(best, tuple(Col(i, t) for i, t in enumerate(best.types)
-                                                  if i <= k or i > 2 * k + 1), span=agg.span), span=agg.span)
+            # Keep result's (group, value) and the candidates' witnesses (after their own group and value).
+            kept = list(range(k + 1)) + list(range(2 * (k + 1), best.arity))
+            result = Distinct(Project(best, tuple(Col(i, best.types[i]) for i in kept), span=agg.span), span=agg.span)
         keys = tuple((b.cols[g], i) for i, g in enumerate(group))
         keys += tuple((b.cols[w], k + 1 + i) for i, w in enumerate(witnesses) if w in b.cols)
         outer = b.node
