@@ -326,6 +326,8 @@ def _spans(first, rows, time, use_first):
 
 @helper
 def _fold(col, keys, least, shift):
+    if shift >= 64:  # a constant column after 64 bits of others adds nothing (and << 64 is undefined)
+        return
     base = np.uint64(least)
     sh = np.uint64(shift)
     for i in range(col.shape[0]):
@@ -355,9 +357,14 @@ def _packed_keys(first, rows, time, use_first, least, bits):
 @helper
 def _unfold(keys, col, least, shift, width):
     """Column values back from the `width` bits at `shift` of packed keys."""
-    # A shift by 64 is undefined (x86 takes it mod 64): a 64-bit-wide column masks nothing.
-    mask = ~np.uint64(0) if width >= 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
-    sh = np.uint64(shift)
+    # Shifts by 64 are undefined (x86 takes them as shifts by 0), so neither a full-width
+    # column's mask nor a constant column sitting at bit 64 may be computed by one.
+    if width == 0:  # a constant column: its minimum
+        mask, sh = np.uint64(0), np.uint64(0)
+    elif width >= 64:
+        mask, sh = ~np.uint64(0), np.uint64(0)
+    else:
+        mask, sh = (np.uint64(1) << np.uint64(width)) - np.uint64(1), np.uint64(shift)
     base = np.uint64(least)
     for i in range(keys.shape[0]):
         col[i] = np.int64(((keys[i] >> sh) & mask) + base)

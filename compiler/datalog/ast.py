@@ -113,8 +113,8 @@ class Functor:
 class Aggregate:
     """`kind target : { body }`; kind is count, sum, min, max or mean (count has no target).
 
-    Variables of the body that also occur in the enclosing rule outside the
-    aggregate are bound from outside; the others are local to the aggregate.
+    Which of its variables are bound from outside, local, or witnesses bound for
+    the enclosing rule is compiler.datalog.scope's rule (Soufflé's).
     """
 
     kind: str

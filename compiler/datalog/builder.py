@@ -196,6 +196,10 @@ class Builder(Transformer):
 
     def functor(self, meta, children):
         name, *args = _present(children)
+        if name == "autoinc":
+            # Soufflé numbers the tuples in the order its evaluation happens to derive them.
+            message = "autoinc() is not supported: its values depend on the order rows are derived, which is not deterministic under updates"
+            raise self._error(UnsupportedError, message, meta_span(meta))
         return Functor(str(name), tuple(args), span=meta_span(meta))
 
     def aggregate(self, meta, children):

@@ -53,8 +53,11 @@ _FUNCTORS = {
     "cat": (None, "symbol"),
     "strlen": (("symbol",), "number"),
     "substr": (("symbol", "number", "number"), "symbol"),
-    "to_number": (("symbol",), "number"),
+    "to_number": ((NUMERIC | {"symbol"},), "number"),  # parses a symbol, converts a numeric
     "to_string": ((NUMERIC,), "symbol"),
+    "to_float": ((NUMERIC,), "float"),
+    "to_unsigned": ((NUMERIC,), "unsigned"),
+    "ord": ((NUMERIC | {"symbol"},), "number"),
 }
 _SHOWN = {"number": "a number", "unsigned": "an unsigned", "float": "a float", "symbol": "a symbol"}
 
@@ -266,7 +269,9 @@ class Inference:
         return self._aggregate(term, scope.child(term))
 
     def _functor(self, term: Functor, scope: Scope) -> int:
-        if term.name in ("min", "max"):
+        if term.name == "range" and len(term.args) not in (2, 3):
+            raise ArityError.at(f"range takes 2 or 3 arguments, but is given {len(term.args)}", term.span, self.source)
+        if term.name in ("min", "max", "range"):
             first = self._param(term.args[0], NUMERIC, scope, f"argument 1 of {term.name}", term.span)
             for arg in term.args[1:]:
                 self.unify(self.term(arg, scope), first, arg.span, describe(arg), describe(term.args[0]))

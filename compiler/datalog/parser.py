@@ -5,7 +5,7 @@ exceptions never escape. A syntax error is reported as a ParseError that says
 what was found and, in words, what the parser could have accepted there
 (groups such as "a term" or "an operator" stand for their many tokens).
 Where the parser stops at Soufflé syntax for a feature deltalog lacks
-(records, ADTs, functors such as `range` or `@f`, subsumption,
+(records, ADTs, functors such as `lower` or `@f`, subsumption,
 choice-domain), the error is instead an UnsupportedError naming the feature
 at its first token, which may lie well before where parsing stopped.
 """
@@ -52,7 +52,8 @@ _BINARY_OPERATORS = "+ - * / % ^ band bor bxor bshl bshr bshru land lor lxor".sp
 _COMPARISONS = "= != < <= > >=".split()
 _TERM_STARTS = (
     "an identifier, '_', a number, a float, an unsigned number, a string, '(', '-', 'bnot', 'lnot', "
-    "'cat', 'strlen', 'substr', 'to_number', 'to_string', 'count', 'sum', 'min', 'max', 'mean'"
+    "'cat', 'strlen', 'substr', 'to_number', 'to_string', 'to_float', 'to_unsigned', 'ord', 'range', 'autoinc', "
+    "'count', 'sum', 'min', 'max', 'mean'"
 ).split(", ")
 # Whole groups of expected tokens are named by one word, checked in this order.
 _GROUPS = (
@@ -102,15 +103,13 @@ def parse_datalog(text: str, source_name: str = "<string>") -> Program:
     return instantiate_components(program)
 
 
-FUNCTORS = ("cat", "strlen", "substr", "to_number", "to_string", "min", "max")
+FUNCTORS = ("cat", "strlen", "substr", "to_number", "to_string", "to_float", "to_unsigned", "ord", "range", "min", "max")
 
 
 # Soufflé functors deltalog lacks; a call of any other unknown name is a ParseError.
 _SOUFFLE_FUNCTORS = {
-    "range": "the functor 'range' (a multi-valued functor) is not supported",
-    "autoinc": "the functor 'autoinc' (a counter) is not supported",
     "as": "type casts ('as(x, T)') are not supported",
-    **{name: f"the functor '{name}' is not supported" for name in ("to_float", "to_unsigned", "ord", "lower", "upper")},
+    **{name: f"the functor '{name}' is not supported" for name in ("lower", "upper")},
 }
 # Characters that start a Soufflé construct and nothing in deltalog's grammar.
 _SOUFFLE_CHARACTERS = {

@@ -14,6 +14,7 @@ wildcard `_` is only meaningful as a whole argument of a body atom.
 from __future__ import annotations
 
 from compiler.datalog.ast import (
+    CONSTANTS,
     Aggregate,
     Atom,
     BinaryOp,
@@ -29,8 +30,8 @@ from compiler.datalog.ast import (
     literal_terms,
     subterms,
 )
-from compiler.datalog.scope import Scope, rule_scope
-from compiler.errors import Source, UnsafeVariableError
+from compiler.datalog.scope import Scope, grounded as grounded_names, rule_scope
+from compiler.errors import Source, UnsafeVariableError, UnsupportedError
 
 _PHRASES = {
     "head": "in the head",
@@ -46,6 +47,7 @@ _PHRASES = {
 
 def check_safety(rule: Rule, source: Source | None) -> None:
     _check_wildcards(rule, source)
+    _check_ranges(rule, source)
     _check_scope(rule_scope(rule.heads, rule.body), frozenset(), source)
 
 
@@ -73,6 +75,38 @@ def _check_wildcards(rule: Rule, source) -> None:
     for head in rule.heads:
         for arg in head.args:
             visit(arg, "in the head")
+    literals(rule.body)
+
+
+def _check_ranges(rule: Rule, source) -> None:
+    """`range` has several values: deltalog takes it where it binds a variable to each of
+    them, `x = range(a, b[, step])`, with constant bounds (the rows are then known when
+    compiling; bounds computed per row would need a flat-map operator the plan lacks)."""
+    binding = set()
+
+    def literals(body):
+        for lit in body:
+            if isinstance(lit, Comparison) and lit.op == "=":
+                for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(side, Variable) and isinstance(other, Functor) and other.name == "range":
+                        if all(isinstance(a, CONSTANTS) for a in other.args):
+                            binding.add(id(other))
+            for term in literal_terms(lit):
+                visit(term)
+
+    def visit(term):
+        for sub in subterms(term):
+            if isinstance(sub, Functor) and sub.name == "range" and id(sub) not in binding:
+                message = "range(...) is supported only as 'x = range(a, b[, step])' with constant a, b and step"
+                raise UnsupportedError.at(message, sub.span, source)
+            if isinstance(sub, Aggregate):
+                if sub.target is not None:
+                    visit(sub.target)
+                literals(sub.body)
+
+    for head in rule.heads:
+        for arg in head.args:
+            visit(arg)
     literals(rule.body)
 
 
@@ -137,19 +171,13 @@ def _needs(term: Term, scope: Scope) -> set[str]:
 
 
 def _check_scope(scope: Scope, grounded_outside: frozenset[str], source) -> None:
-    grounded = set(scope.outer & grounded_outside)
-    for lit in scope.literals:
-        if isinstance(lit, Atom):
-            grounded.update(a.name for a in lit.args if isinstance(a, Variable))
+    _check_witnesses(scope, source)
+
+    def witnesses(names):  # a min/max aggregate binds its witnesses once its groups are bound
+        return set().union(*(c.witnesses for c in scope.children.values() if c.outer <= names))
+
+    grounded = grounded_names(scope.literals, scope.outer & grounded_outside, lambda t: _needs(t, scope), witnesses)
     equalities = [lit for lit in scope.literals if isinstance(lit, Comparison) and lit.op == "="]
-    changed = True
-    while changed:
-        changed = False
-        for eq in equalities:
-            for side, other in ((eq.left, eq.right), (eq.right, eq.left)):
-                if isinstance(side, Variable) and side.name not in grounded and _needs(other, scope) <= grounded:
-                    grounded.add(side.name)
-                    changed = True
 
     unsafe: dict[str, list[tuple[Variable, str]]] = {}
     for var, context in _occurrences(scope):
@@ -162,6 +190,19 @@ def _check_scope(scope: Scope, grounded_outside: frozenset[str], source) -> None
         raise _unsafe_error(roots or unsafe, source)
     for child in scope.children.values():
         _check_scope(child, frozenset(grounded), source)
+
+
+def _check_witnesses(scope: Scope, source) -> None:
+    """A witness (compiler.datalog.scope) of a count, sum or mean has no tuple to come from."""
+    for child in scope.children.values():
+        if child.witnesses and child.aggregate.kind not in ("min", "max"):
+            name = min(child.witnesses)
+            (use,) = _first_uses(child, {name})
+            message = (
+                f"variable '{name}' is grounded only inside this {child.aggregate.kind} aggregate, but is used outside it: "
+                f"only min and max have a witness tuple to take its value from"
+            )
+            raise UnsafeVariableError.at(message, use.span, source)
 
 
 def _unsafe_error(unsafe, source) -> UnsafeVariableError:

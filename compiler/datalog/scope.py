@@ -2,11 +2,22 @@
 
 A rule is one scope: its head and body. Each aggregate opens a nested scope
 holding its target and body. As in Soufflé, a variable inside an aggregate
-that also occurs in an enclosing scope (outside the aggregate) is that outer
-variable, bound from outside; a variable occurring only inside the aggregate
-is local to it, so two sibling aggregates may use the same local name for
-different things. A Scope records which names it owns and which it takes
-from outside, for the safety check and type inference.
+that also occurs in the enclosing scope is, by how that scope grounds it:
+
+- grounded there without this aggregate: the same variable, bound from
+  outside (a correlation: it groups the aggregate);
+- the aggregate's own result (`y = min z + y : {...}`, `a = max a : r(a)`):
+  a different, local variable that happens to share the name;
+- otherwise a *witness*: grounded inside the aggregate and used outside, as
+  `x, y` in `longest(x, y, l) :- l = max m : length(x, y, m)`. A min or max
+  binds it to its value in the body tuples reaching the optimum (all of them
+  on a tie, where Soufflé keeps one); count, sum and mean have no such tuple,
+  and compiler.datalog.safety rejects the use.
+
+A variable occurring only inside the aggregate is local to it, so two sibling
+aggregates may use the same local name for different things. A Scope records
+which names it owns, which it takes from outside and which it binds for its
+parent, for the safety check, type inference and the lowering.
 
 Existential variables. A variable of a scope that occurs nowhere but as
 whole arguments of one negated atom, as `P` in `!s(X, 5, P)` or
@@ -20,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.datalog.ast import Aggregate, Literal, Negation, Term, Variable, literal_terms, subterms
+from compiler.datalog.ast import Aggregate, Atom, Comparison, Literal, Negation, Term, Variable, literal_terms, subterms
 
 
 @dataclass(eq=False)
@@ -30,7 +41,8 @@ class Scope:
     aggregate: Aggregate | None
     parent: "Scope | None"
     own: frozenset[str] = frozenset()
-    outer: frozenset[str] = frozenset()  # names used here (or deeper) but owned outside
+    outer: frozenset[str] = frozenset()  # names used here (or deeper) but owned and bound outside
+    witnesses: frozenset[str] = frozenset()  # names owned outside but bound here (see above)
     existential: frozenset[str] = frozenset()  # own names local to one negated atom (see above)
     children: dict[int, "Scope"] = field(default_factory=dict)  # id(Aggregate) -> its scope
 
@@ -62,6 +74,62 @@ def rule_scope(heads, body) -> Scope:
     return _build(body, results, None, frozenset(), None)
 
 
+def grounded(literals, given, needs, more=lambda names: set()) -> set[str]:
+    """The names these literals ground, given `given`: the variable arguments of positive
+    atoms, then `x = e` where `needs(e)` (the names e needs, None if e cannot bind) are
+    grounded, and `more(names)` (what becomes grounded once `names` are), to a fixpoint."""
+    names = set(given)
+    for lit in literals:
+        if isinstance(lit, Atom):
+            names.update(a.name for a in lit.args if isinstance(a, Variable))
+    equalities = [lit for lit in literals if isinstance(lit, Comparison) and lit.op == "="]
+    while True:
+        before = len(names)
+        for eq in equalities:
+            for side, other in ((eq.left, eq.right), (eq.right, eq.left)):
+                wanted = needs(other)
+                if isinstance(side, Variable) and wanted is not None and wanted <= names:
+                    names.add(side.name)
+        names |= more(names)
+        if len(names) == before:
+            return names
+
+
+def _plain_names(term) -> set[str] | None:
+    """The variables of a term without aggregates (None if it has one)."""
+    names = set()
+    for sub in subterms(term):
+        if isinstance(sub, Aggregate):
+            return None
+        if isinstance(sub, Variable):
+            names.add(sub.name)
+    return names
+
+
+def _needs_without(aggregate: Aggregate):
+    """`needs` for `grounded` when `aggregate` is left out: a term containing it cannot
+    bind; another aggregate is taken as able to (an approximation: what it correlates on
+    is not asked for)."""
+
+    def needs(term):
+        if any(sub is aggregate for sub in subterms(term)):
+            return None
+        plain = _plain_names(term)
+        return set() if plain is None else plain
+
+    return needs
+
+
+def _result_names(literals, aggregate: Aggregate) -> set[str]:
+    """Variables that `literals` equate with `aggregate` itself (`y = min ...`)."""
+    return {
+        side.name
+        for lit in literals if isinstance(lit, Comparison) and lit.op == "="
+        for side, other in ((lit.left, lit.right), (lit.right, lit.left))
+        if isinstance(side, Variable) and other is aggregate
+    }
+
+
 def _build(literals, results, aggregate, visible_outside, parent) -> Scope:
     scope = Scope(tuple(literals), tuple(results), aggregate, parent)
     direct, aggregates = scan(literals, results)
@@ -70,7 +138,12 @@ def _build(literals, results, aggregate, visible_outside, parent) -> Scope:
     used = set(direct)
     for agg in aggregates:
         target = () if agg.target is None else (agg.target,)
-        child = _build(agg.body, target, agg, visible, scope)
+        without = grounded(literals, visible_outside, _needs_without(agg))
+        results_of_agg = _result_names(literals, agg) - without
+        child = _build(agg.body, target, agg, visible - results_of_agg, scope)
+        inside = grounded(agg.body, child.outer & without, _plain_names)
+        child.witnesses = frozenset((child.outer & scope.own & inside) - without)
+        child.outer -= child.witnesses
         scope.children[id(agg)] = child
         used |= child.outer
     scope.outer = frozenset(used & visible_outside)

@@ -12,7 +12,9 @@ extends the rows with a column for `x` (a Project), and a negated atom
 becomes an Antijoin on its bound arguments (constants filter the negated
 relation; `_` is no key, and neither is an existential variable, one local
 to the negated atom, whose repeated occurrences filter the negated relation
-on equal columns). The head is a Project of its argument expressions.
+on equal columns). `x = range(a, b[, step])` (constant bounds, see
+compiler.datalog.safety) joins the rows with the constant rows of the range's
+values. The head is a Project of its argument expressions.
 
 Aggregates (`count`, `sum e`, `min e`, `max e`, `mean e` over `{ body }`), with
 Soufflé's meaning. Variables of the aggregate body that also occur outside
@@ -25,6 +27,9 @@ are 0 (outer rows without a matching group get 0 by an Antijoin); min, max
 and mean of an empty group have no value, so the outer row fails. count
 counts the body's satisfying assignments (a join of sets, so each
 combination of matching tuples once), and sum adds the target over them.
+A min or max with witnesses (compiler.datalog.scope: variables grounded only
+inside it but used outside) joins its result back onto the body's rows on the
+group and the value, so the witnesses come from the tuples reaching the optimum.
 """
 
 from __future__ import annotations
@@ -240,17 +245,34 @@ class RuleContext:
         elif isinstance(lit, Comparison):
             if lit.op == "=":
                 for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(other, Functor) and other.name == "range":
+                        self._range(b, side, other)
+                        return
                     if isinstance(side, Variable) and side.name not in b.cols:
                         b.cols[side.name] = b.extend(b.expr(other))
                         return
             b.filter(Call(lit.op, (b.expr(lit.left), b.expr(lit.right))), lit.span)
         elif isinstance(lit, StringTest):
-            test = Call(lit.name, tuple(b.expr(a) for a in lit.args))
-            b.filter(Call("not", (test,)) if lit.negated else test, lit.span)
+            args = tuple(b.expr(a) for a in lit.args)
+            if lit.negated:  # !match is its own test: a bad pattern makes it false too
+                test = Call("not_match", args) if lit.name == "match" else Call("not", (Call(lit.name, args),))
+            else:
+                test = Call(lit.name, args)
+            b.filter(test, lit.span)
         elif isinstance(lit, Negation):
             self._negation(b, lit)
         else:
             raise PlanError(f"cannot translate literal {lit!r}")
+
+    def _range(self, b: Body, var: Variable, term: Functor) -> None:
+        """Bind `var` to each value of the range (or keep the rows whose `var` is one)."""
+        t = self.type_of(term)
+        bounds = [constant(a.value, t).value for a in term.args]
+        values = Values(tuple((v,) for v in range_values(*bounds)), (t,), span=term.span)
+        keys = ((b.cols[var.name], 0),) if var.name in b.cols else ()
+        outer = b.node
+        b.node = Join(outer, values, keys, span=term.span)
+        b.cols.setdefault(var.name, outer.arity)
 
     def _negation(self, b: Body, lit: Negation) -> None:
         atom = lit.atom
@@ -295,9 +317,21 @@ class RuleContext:
         values = Project(inner.node, tuple(exprs), span=agg.span)
         k = len(group)
         result = Aggregate(values, tuple(range(k)), agg.kind, None if agg.target is None else k, span=agg.span)
+        witnesses = sorted(inner_scope.witnesses)
+        if witnesses:  # (group, value, witnesses) of the body rows whose target is the optimum
+            candidates = Project(
+                inner.node, tuple(exprs) + tuple(Col(inner.cols[w], inner.node.types[inner.cols[w]]) for w in witnesses), span=agg.span
+            )
+            best = Join(result, candidates, tuple((i, i) for i in range(k + 1)), span=agg.span)
+            # Keep result's (group, value) and the candidates' witnesses (after their own group and value).
+            kept = list(range(k + 1)) + list(range(2 * (k + 1), best.arity))
+            result = Distinct(Project(best, tuple(Col(i, best.types[i]) for i in kept), span=agg.span), span=agg.span)
         keys = tuple((b.cols[g], i) for i, g in enumerate(group))
+        keys += tuple((b.cols[w], k + 1 + i) for i, w in enumerate(witnesses) if w in b.cols)
         outer = b.node
         joined = Join(outer, result, keys, span=agg.span)
+        for i, w in enumerate(witnesses):
+            b.cols.setdefault(w, outer.arity + k + 1 + i)
         if agg.kind in ("count", "sum"):
             # An empty group counts (and sums) to zero: outer rows with no group get a 0.
             groups = Project(result, tuple(Col(i, t) for i, t in enumerate(result.types[:k])))
@@ -311,6 +345,18 @@ class RuleContext:
             joined = Union((joined, filled), span=agg.span)
         b.node = joined
         return outer.arity + k
+
+
+def range_values(start, stop, step=None) -> list:
+    """Soufflé's range: start, start + step, ... while short of stop (exclusive); without a
+    step, 1 counting up and -1 counting down; a step away from stop (or 0) gives nothing."""
+    if step is None:
+        step = 1 if start <= stop else -1
+    values, x = [], start
+    while step != 0 and (x < stop if step > 0 else x > stop):
+        values.append(x)
+        x += step  # accumulated, as Soufflé's loop does (it matters for float steps)
+    return values
 
 
 def _existential(term: Term, b: Body) -> bool:

@@ -145,7 +145,7 @@ def domain(expr: Expr) -> list[Expr]:
         out.append(Call("!=", (args[1], Const(0, args[1].type))))
     elif expr.op == "^" and args[0].type == NUMBER:
         out.append(Call(">=", (args[1], Const(0, NUMBER))))
-    elif expr.op == "to_number":
+    elif expr.op == "to_number" and args[0].type == SYMBOL:
         out.append(Call("is_number", args))
     elif expr.op == "substr":
         s, start, length = args

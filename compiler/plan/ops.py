@@ -26,17 +26,18 @@ compared as numbers.
 
 Both the lowering (compiler.lowering.columns) and constant folding
 (compiler.plan.rewrites.fold) evaluate ops through `apply`, so there is one
-definition of what each op means.
+definition of what each op means. `match`/`not_match` take Soufflé's regexes
+(std::regex's ECMAScript, compiler.plan.regex), not Python's.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 import numpy as np
 
 from compiler.plan.errors import PlanError
+from compiler.plan.regex import regex_match
 
 NUMBER, UNSIGNED, FLOAT, SYMBOL, BOOL = "number", "unsigned", "float", "symbol", "bool"
 COLUMN_TYPES = (NUMBER, UNSIGNED, FLOAT, SYMBOL)  # types a relation column may have
@@ -47,7 +48,11 @@ NATURAL_DTYPE = {NUMBER: np.int64, UNSIGNED: np.uint64, FLOAT: np.float64, SYMBO
 ARITHMETIC = ("+", "-", "*", "/", "%", "^")
 BITWISE = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
-STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "match", "is_number", "lower", "upper")
+STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "match", "not_match", "is_number", "lower", "upper")
+# Soufflé's numeric conversions: "to_float" (any numeric as a float), "to_unsigned" (a number's
+# bits, a float truncated), "to_number" of a numeric (an unsigned's bits, a float truncated; of a
+# symbol it parses), as C++'s static_cast (a float out of range, or nan, gives 0); "ord" (a
+# symbol's interned id -- Soufflé's symbol table index -- or a number's own bits).
 # Everything else: "neg", "bnot", "lnot" (unary), "min", "max" (variadic), "and", "or", "not",
 # and for SQL: "if" (condition, then, else), "to_float" (a number as a float), "to_int" (a float
 # rounded half to even, as DuckDB casts a double; 0 if it does not fit).
@@ -82,6 +87,12 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
         return arg_types[1]
     if op == "to_float" and n == 1 and first in NUMERIC:
         return FLOAT
+    if op == "to_unsigned" and n == 1 and first in NUMERIC:
+        return UNSIGNED
+    if op == "to_number" and n == 1 and first in NUMERIC:
+        return NUMBER
+    if op == "ord" and n == 1 and first in COLUMN_TYPES:
+        return NUMBER
     if op == "to_int" and n == 1 and first in NUMERIC:
         return NUMBER
     if op in ("lower", "upper") and arg_types == (SYMBOL,):
@@ -92,6 +103,7 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
         "to_number": ((SYMBOL,), NUMBER),
         "contains": ((SYMBOL, SYMBOL), BOOL),
         "match": ((SYMBOL, SYMBOL), BOOL),
+        "not_match": ((SYMBOL, SYMBOL), BOOL),  # Soufflé's !match: false too for a bad pattern
         "is_number": ((SYMBOL,), BOOL),  # whether to_number is defined
     }
     if op in fixed and arg_types == fixed[op][0]:
@@ -103,14 +115,19 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
 
 def apply(op: str, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np.ndarray:
     """The natural array of `op` over natural arrays; `symbols` interns strings."""
+    if op in ("to_number", "to_unsigned") and arg_types[0] != SYMBOL:
+        whole = _float_to_int(args[0], np.trunc) if arg_types[0] == FLOAT else args[0]
+        return whole.astype(np.int64 if op == "to_number" else np.uint64)  # wraps, as static_cast
     if op in STRING_OPS:
         return _string_op(op, arg_types, args, symbols)
     if op == "if":
         return np.where(args[0], args[1], args[2])
     if op == "to_float":
         return args[0].astype(np.float64)
+    if op == "ord":
+        return args[0].view(np.int64)
     if op == "to_int":
-        return _round_to_int(args[0])
+        return _float_to_int(args[0])
     t = arg_types[0]
     if op in COMPARISONS and t == SYMBOL and op not in ("=", "!="):
         ranks = string_ranks(np.concatenate([args[0], args[1]]), symbols)
@@ -187,12 +204,13 @@ def _guarded_arithmetic(op: str, t: str, a: np.ndarray, b: np.ndarray) -> np.nda
     return np.where(ok, out, 0).astype(a.dtype)
 
 
-def _round_to_int(a: np.ndarray) -> np.ndarray:
-    """Round half to even to int64; values that do not fit (and nan) give 0."""
+def _float_to_int(a: np.ndarray, rounding=np.rint) -> np.ndarray:
+    """Floats to int64 by `rounding` (rint: half to even; trunc: toward zero); values that
+    do not fit (and nan) give 0. Integer arrays are only cast."""
     if a.dtype != np.float64:
         return a.astype(np.int64)
     with np.errstate(all="ignore"):
-        r = np.rint(a)
+        r = rounding(a)
         ok = np.isfinite(r) & (np.abs(r) < 2.0**63)
         return np.where(ok, r, 0).astype(np.int64)
 
@@ -222,14 +240,6 @@ def string_ranks(ids: np.ndarray, symbols) -> np.ndarray:
     rank = np.empty(len(uniques), dtype=np.int64)
     rank[sorted(range(len(strings)), key=strings.__getitem__)] = np.arange(len(strings))
     return rank[inverse.reshape(-1)]
-
-
-@lru_cache(maxsize=256)
-def _regex(pattern: str):
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
 
 
 _INTEGER = re.compile(r"\s*[+-]?[0-9]+\s*")
@@ -292,7 +302,7 @@ def _string_scalar(op: str, arg_types, row):
         return row[0].lower()
     if op == "upper":
         return row[0].upper()
-    if op == "match":
-        regex = _regex(row[0])
-        return regex is not None and regex.fullmatch(row[1]) is not None
+    if op in ("match", "not_match"):
+        matched = regex_match(row[0], row[1])
+        return matched is not None and matched == (op == "match")
     raise PlanError(f"unknown symbol op {op!r}")

@@ -16,12 +16,12 @@ compiler.sql.subquery.
 
 from __future__ import annotations
 
-import re
 
 from sqlglot import exp
 
 from compiler.errors import TypeMismatchError
 from compiler.plan.expr import TRUE, Call, Const
+from compiler.plan.regex import ANY_CHARACTER, escape
 from compiler.sql.errors import UnknownColumnError, UnsupportedSQLError
 from compiler.sql.relation import Rel
 from compiler.sql.values import (
@@ -279,11 +279,12 @@ def _like(env: Env, e) -> Value:
         raise env.t.error(UnsupportedSQLError, "LIKE ... ESCAPE is not supported", e)
     if s.type != TEXT:
         raise env.t.error(TypeMismatchError, f"LIKE needs a text, but {_show(e.this)} is {_type_word(s.type)}", e.this)
-    regex = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern.this)
-    value = s.value
+    text, value = pattern.this, s.value
     if isinstance(e, exp.ILike):
-        regex, value = regex.lower(), Call("lower", (value,))
-    test = Call("match", (Const("(?s)" + regex, "symbol"), value))
+        text, value = text.lower(), Call("lower", (value,))
+    # The pattern is the `match` op's: Soufflé's regex dialect, over UTF-8 bytes.
+    regex = "".join(f"{ANY_CHARACTER}*" if ch == "%" else ANY_CHARACTER if ch == "_" else escape(ch) for ch in text)
+    test = Call("match", (Const(regex, "symbol"), value))
     known = not_(s.null)
     result = boolean(and_(known, test), and_(known, not_(test)))
     return boolean(result.false, result.true) if e.args.get("negate") else result

@@ -13,7 +13,9 @@ changes. Semantics (Soufflé's, as deltalog documents them):
 - negation is "no matching tuple" (`_` matches anything);
 - an aggregate's outer variables group it; count/sum of nothing are 0,
   min/max/mean of nothing make the rule fail; count counts the satisfying
-  combinations of the aggregate body's tuples;
+  combinations of the aggregate body's tuples; which variables are outer,
+  local or witnesses is compiler.datalog.scope's rule (the one thing shared), and
+  a min/max binds its witnesses to each distinct binding of an optimal tuple;
 - integers are 64-bit and wrap; `/` and `%` truncate like C; an operation
   outside its domain (division by zero, to_number("x"), ...) makes the rule
   fail for that assignment.
@@ -37,6 +39,8 @@ from compiler.datalog.ast import (
     Variable,
     Wildcard,
 )
+from compiler.datalog.scope import rule_scope
+from compiler.plan.regex import regex_match
 
 MAX_ITERATIONS = 10_000
 
@@ -122,6 +126,14 @@ def _literal_names(lit) -> set[str]:
     return set().union(*(_names(a) for a in lit.args))
 
 
+def _aggregates(term):
+    """The aggregates in a term, outside nested aggregates."""
+    if isinstance(term, Aggregate):
+        return [term]
+    parts = (term.left, term.right) if isinstance(term, BinaryOp) else (term.operand,) if isinstance(term, UnaryOp) else term.args if isinstance(term, Functor) else ()
+    return [a for p in parts for a in _aggregates(p)]
+
+
 def _direct_names(literals, extra_terms=()) -> set[str]:
     """Variables occurring in these literals/terms outside any aggregate."""
     out = set()
@@ -151,6 +163,12 @@ class _Rule:
     def __init__(self, rule, types):
         self.rule = rule
         self.types = types
+        self.scopes = {}  # id(aggregate) -> its Scope
+        pending = [rule_scope(rule.heads, rule.body)]
+        while pending:
+            scope = pending.pop()
+            self.scopes.update(scope.children)
+            pending += scope.children.values()
 
     def rows(self, db) -> set:
         head = self.rule.heads[0]
@@ -194,7 +212,7 @@ class _Rule:
 
     def _ready(self, term, env, visible) -> bool:
         if isinstance(term, Aggregate):
-            return all(n in env for n in _names(term) if n in visible)
+            return all(n in env for n in self.scopes[id(term)].outer)
         if isinstance(term, Wildcard):
             return True
         if isinstance(term, Variable):
@@ -210,10 +228,21 @@ class _Rule:
         if not rest:
             yield env
             return
+        for agg in self._unfixed_witnessing(rest, env):
+            for value, binding in self.optimal(agg, env, db, visible):
+                if all(env.get(w, v) == v for w, v in binding.items()):
+                    yield from self._rest(rest, {**env, **binding, id(agg): value}, db, visible)
+            return
         for i, lit in enumerate(rest):
             others = rest[:i] + rest[i + 1 :]
             if isinstance(lit, Comparison) and lit.op == "=":
                 for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                    if isinstance(other, Functor) and other.name == "range":  # one assignment per value
+                        bounds = [self.value(a, env, db, visible) for a in other.args]
+                        for v in _range(*bounds):
+                            if env.get(side.name, v) == v:
+                                yield from self._rest(others, {**env, side.name: v}, db, visible)
+                        return
                     if isinstance(side, Variable) and side.name not in env and self._ready(other, env, visible):
                         try:
                             value = self.value(other, env, db, visible)
@@ -235,6 +264,29 @@ class _Rule:
                 return
         raise AssertionError(f"no literal is ready among {rest} with {env}")
 
+    def _unfixed_witnessing(self, rest, env):
+        """The first ready min/max aggregate among `rest` with witnesses, not yet evaluated."""
+        for lit in rest:
+            for term in _lit_terms(lit):
+                for agg in _aggregates(term):
+                    if self.scopes[id(agg)].witnesses and id(agg) not in env and self._ready(agg, env, None):
+                        return [agg]
+        return []
+
+    def optimal(self, agg, env, db, visible):
+        """(optimum, witness binding) for each distinct binding of a tuple reaching the optimum."""
+        scope = self.scopes[id(agg)]
+        found = []
+        for e in self.solve(agg.body, {n: env[n] for n in scope.outer}, db, visible):
+            try:
+                found.append((self.value(agg.target, e, db, visible), {w: e[w] for w in sorted(scope.witnesses)}))
+            except Undefined:
+                pass
+        if found:
+            best = (min if agg.kind == "min" else max)(v for v, _ in found)
+            for binding in {tuple(b.items()) for v, b in found if v == best}:
+                yield best, dict(binding)
+
     def holds(self, lit, env, db, visible) -> bool:
         if isinstance(lit, _ArgumentCheck):
             return self.value(lit.term, env, db, visible) == lit.value
@@ -244,13 +296,9 @@ class _Rule:
         if isinstance(lit, StringTest):
             a, b = (self.value(x, env, db, visible) for x in lit.args)
             if lit.name == "contains":
-                result = a in b
-            else:
-                try:
-                    result = re.fullmatch(a, b) is not None
-                except re.error:
-                    result = False
-            return result != lit.negated
+                return (a in b) != lit.negated
+            matched = regex_match(a, b)  # None for a pattern std::regex rejects: match and !match fail
+            return matched is not None and matched != lit.negated
         assert isinstance(lit, Negation)
         return not any(self._matches(lit.atom.args, row, env, db, visible) for row in db[lit.atom.relation])
 
@@ -291,7 +339,9 @@ class _Rule:
         return self.aggregate(term, env, db, visible)
 
     def aggregate(self, agg, env, db, visible):
-        inner_env = {n: env[n] for n in _names(agg) if n in visible}
+        if id(agg) in env:  # a min/max with witnesses, evaluated by _rest
+            return env[id(agg)]
+        inner_env = {n: env[n] for n in self.scopes[id(agg)].outer}
         inner_visible = visible | _direct_names(agg.body, () if agg.target is None else (agg.target,))
         values = []
         for e in self.solve(agg.body, inner_env, db, inner_visible):
@@ -387,10 +437,26 @@ def _functor(name, args, types):
         if i < 0 or n < 0 or i > len(s):
             raise Undefined
         return s[i : i + n]
-    if name == "to_number":
+    if name == "to_number" and isinstance(args[0], str):
         if not _INTEGER.fullmatch(args[0]) or not -(2**63) <= int(args[0]) < 2**63:
             raise Undefined
         return int(args[0])
     if name == "to_string":
         return repr(float(args[0])) if types[0] == "float" else str(args[0])
-    raise AssertionError(f"unknown functor {name}")
+    if name == "to_float":
+        return float(args[0])
+    if name in ("to_number", "to_unsigned"):  # of a numeric: C's conversion, wrapping
+        fits = not isinstance(args[0], float) or (math.isfinite(args[0]) and abs(args[0]) < 2.0**63)
+        whole = math.trunc(args[0]) if fits else 0
+        return _wrap(whole, "number" if name == "to_number" else "unsigned")
+    raise AssertionError(f"functor {name} has no naive meaning (ord: the ids of a session's symbol table)")
+
+
+def _range(start, stop, step=None):
+    """Soufflé's range(start, stop[, step]): stop excluded; the default step heads for stop."""
+    step = (1 if start <= stop else -1) if step is None else step
+    out = []
+    while step and (stop - start) * step > 0:
+        out.append(start)
+        start += step
+    return out

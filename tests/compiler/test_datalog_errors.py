@@ -84,7 +84,7 @@ PARSE_ERRORS = [
     # As in Soufflé, min with one argument is an aggregate, `min (x) : ...`, not a functor.
     ("r(x) :- q(x), x = min(x).", 1, 25, "expected ':' but found '.'"),
     ("r(x) :- q(x), x = strlen x.", 1, 26, "expected '(' but found identifier 'x'"),
-    ("r(x) :- q(x), x = fold(\"a\").", 1, 19, "unknown functor 'fold' (the functors: cat, strlen, substr, to_number, to_string, min, max)"),
+    ("r(x) :- q(x), x = fold(\"a\").", 1, 19, "unknown functor 'fold' (the functors: cat, strlen, substr, to_number, to_string, to_float, to_unsigned, ord, range, min, max)"),
     ("r(9223372036854775808).", 1, 3, "the literal 9223372036854775808 does not fit in a number (64-bit signed): at most 9223372036854775807"),
     ("r(x) :- q(x), x = 0x1ffffffffffffffff.", 1, 19,
      "the literal 0x1ffffffffffffffff does not fit in a number (64-bit signed): at most 9223372036854775807"),
@@ -103,11 +103,10 @@ UNSUPPORTED_FEATURES = [
      "algebraic data types ('.type T = A {...} | B {...}') are not supported"),
     ("r(x) :- q(y), x = $A(y).", 1, 19, "algebraic data types (ADT constructors '$Name(...)') are not supported"),
     ("r(x) :- q(y), x = @f(y).", 1, 19, "user-defined functors ('@name(...)') are not supported"),
-    ("r(x) :- x = range(1, 5).", 1, 13, "the functor 'range' (a multi-valued functor) is not supported"),
-    ("r(x) :- q(y), x = autoinc().", 1, 19, "the functor 'autoinc' (a counter) is not supported"),
-    ("r(x) :- q(y),\n  x = to_float(y).", 2, 7, "the functor 'to_float' is not supported"),
+    ("r(x) :- q(y),\n  x = autoinc().", 2, 7,
+     "autoinc() is not supported: its values depend on the order rows are derived, which is not deterministic under updates"),
     ("r(x) :- q(y), x = as(y, number).", 1, 19, "type casts ('as(x, T)') are not supported"),
-    ('r(x) :- q(x), x = ord("a").', 1, 19, "the functor 'ord' is not supported"),
+    ("r(x) :- q(y), x = lower(y).", 1, 19, "the functor 'lower' is not supported"),
     (".functor f(number): number\nr(x) :- q(y), x = @f(y).", 1, 1, "directive '.functor' is not supported"),
 ]
 
@@ -165,6 +164,12 @@ ERRORS = [
     (UnsafeVariableError, 'a(x) :- b(x), contains("a", s).\n.input b', 1, 29,
      "variable 's' is not grounded: it only occurs in a contains/match test, never in a positive body atom"),
     (UnsafeVariableError, "a(x, n) :- n = count : { b(x, _) }.\n.input b", 1, 28,
+     "variable 'x' is grounded only inside this count aggregate, but is used outside it: "
+     "only min and max have a witness tuple to take its value from"),
+    (UnsafeVariableError, "a(x, n) :- b(z), n = mean y : { c(y, x), y > z }.\n.input b, c", 1, 38,
+     "variable 'x' is grounded only inside this mean aggregate, but is used outside it: "
+     "only min and max have a witness tuple to take its value from"),
+    (UnsafeVariableError, "a(x, n) :- n = min y : { b(y), y < x }.\n.input b", 1, 36,
      "variable 'x' is not grounded: it only occurs in the head and inside an aggregate, never in a positive body atom"),
     (UnsafeVariableError, "a(n) :- n = sum y : { b(x) }.\n.input b", 1, 17,
      "variable 'y' is not grounded: it only occurs in the aggregate's target, never in a positive body atom"),
@@ -237,6 +242,12 @@ ERRORS = [
     (UnknownRelationError, "e(1).\n.output f", 2, 9, "'.output f' names a relation that is never declared or used"),
     # valid Soufflé we do not support
     (UnsupportedError, ".decl r(x: number, y: number) eqrel", 1, 31, "equivalence relations (eqrel) are not supported"),
+    (UnsupportedError, ".decl e(y: number)\n.input e\nr(x) :- e(y), x = range(y, 5).", 3, 19,
+     "range(...) is supported only as 'x = range(a, b[, step])' with constant a, b and step"),
+    (UnsupportedError, ".decl e(y: number)\n.input e\nr(x) :- e(x), x < range(1, 5).", 3, 19,
+     "range(...) is supported only as 'x = range(a, b[, step])' with constant a, b and step"),
+    (UnsupportedError, "r(range(1, 3)).", 1, 3, "range(...) is supported only as 'x = range(a, b[, step])' with constant a, b and step"),
+    (ArityError, "r(x) :- x = range(1).", 1, 13, "range takes 2 or 3 arguments, but is given 1"),
     (UnsupportedError, "e(1).\n.limitsize e(n=5)", 2, 1, "directive '.limitsize' is not supported"),
     (UnknownRelationError, "e(1).\n.printsize f", 2, 12, "'.printsize f' names a relation that is never declared or used"),
     (UnsupportedError, ".decl r(x: number, y: number) choice-domain x", 1, 31, "choice-domain is not supported"),

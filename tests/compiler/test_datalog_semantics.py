@@ -214,6 +214,49 @@ def test_aggregate_grouped_by_a_variable_used_only_in_a_comparison():
     assert read(r, "below") == [(1, 0), (3, 1), (5, 2)]
 
 
+def test_min_and_max_bind_witnesses_and_a_result_name_inside_is_local():
+    # Soufflé's scoping: x, y occur outside only in the head, so they are witnesses of the max
+    # (taken from the tuples reaching it, each such tuple on a tie); `a = max a` and
+    # `y = min z + y` name a local variable after the result.
+    text = (
+        ".decl len(x: symbol, y: symbol, l: number)\n.input len\n"
+        "longest(x, y, l) :- l = max m : len(x, y, m).\n"
+        "top(a) :- a = max a : len(_, _, a).\n"
+        "least_sum(l) :- l = min n + l : { len(_, _, n), len(_, _, l) }.\n"
+        "per_source(x, y, l) :- len(x, _, _), l = min m : { len(x, y, m) }."
+    )
+    r = run(text, {"len": [("a", "b", 1), ("a", "c", 3), ("b", "c", 2)]})
+    assert read(r, "longest") == [("a", "c", 3)]
+    assert read(r, "top") == [(3,)]
+    assert read(r, "least_sum") == [(2,)]
+    assert read(r, "per_source") == [("a", "b", 1), ("b", "c", 2)]  # x groups, y is the witness
+    r.insert("len", [("b", "d", 3)])
+    r.commit()
+    assert read(r, "longest") == [("a", "c", 3), ("b", "d", 3)]  # a tie: both witnesses
+    r.remove("len", [("a", "c", 3), ("b", "d", 3)])
+    r.commit()
+    assert read(r, "longest") == [("b", "c", 2)]
+    assert read(r, "top") == [(2,)]
+
+
+def test_a_witness_bound_in_an_aggregate_may_group_a_nested_one():
+    # Soufflé's aggregates_nested: `a` is grounded by P(a) inside the min, correlates the
+    # inner count, and is the min's witness in the head.
+    text = (
+        ".decl p(a: symbol)\n.decl h(a: symbol, b: symbol, m: number)\n.input p\n.input h\n"
+        "w(a, n) :- n = min worst : { p(a), worst = max part : { h(_, _, m), part = count : { h(a, _, m) } } }."
+    )
+    h = [("ann", "x", 1), ("ann", "y", 1), ("ann", "z", 2), ("bob", "x", 1), ("bob", "x", 3), ("bob", "y", 3), ("bob", "z", 3)]
+    r = run(text, {"p": [("ann",), ("bob",)], "h": h})
+    assert read(r, "w") == [("ann", 2)]  # ann's busiest month has 2 rows, bob's 3
+    r.remove("h", [("bob", "y", 3), ("bob", "z", 3)])
+    r.commit()
+    assert read(r, "w") == [("bob", 1)]  # ann still 2, bob now 1
+    r.insert("h", [("bob", "w", 1)])
+    r.commit()
+    assert read(r, "w") == [("ann", 2), ("bob", 2)]
+
+
 def test_float_sum_and_aggregates_in_heads():
     text = ".decl w(k: symbol, x: float)\n.input w\ntotal(k, sum x : { w(k, x) }) :- w(k, _)."
     r = run(text, {"w": [("a", 1.5), ("a", 2.25), ("b", -1.0)]})
@@ -260,6 +303,79 @@ def test_string_functors_and_tests():
     assert read(r, "has_b") == [("abc",)]
     assert read(r, "digits") == [("42",)]
     assert read(r, "not_digits") == [("",), ("abc",)]
+
+
+def test_match_takes_souffles_regex_dialect_and_a_bad_pattern_fails_both_ways():
+    # Soufflé's match is std::regex_match (ECMAScript, over the text's UTF-8 bytes); a pattern
+    # std::regex rejects makes match and !match false alike (Soufflé's tests bad_regex, issue2532).
+    text = (
+        ".decl s(x: symbol)\n.input s\n.decl p(r: symbol)\n.input p\n"
+        "posix(x) :- s(x), match(\"a[[:digit:]]+\", x).\n"
+        "dot(x) :- s(x), match(\"a.\", x).\n"
+        "braces(x) :- s(x), match(\"a{2}\", x).\n"
+        "bad(x) :- s(x), match(\"a{x}\", x).\n"
+        "not_bad(x) :- s(x), !match(\"a{x}\", x).\n"
+        "by_pattern(r, x) :- p(r), s(x), !match(r, x)."
+    )
+    strings = [("a12",), ("aa",), ("a{x}",), ("a\n",), ("ab",), ("a\u00e9",)]
+    r = run(text, {"s": strings, "p": [("a.",), ("((",)]})
+    assert read(r, "posix") == [("a12",)]
+    assert read(r, "dot") == [("aa",), ("ab",)]  # not a newline; \u00e9 is two bytes
+    assert read(r, "braces") == [("aa",)]
+    assert read(r, "bad") == read(r, "not_bad") == []  # Python's re would match "a{x}" literally
+    assert read(r, "by_pattern") == [("a.", "a\n"), ("a.", "a12"), ("a.", "a{x}"), ("a.", "a\u00e9")]
+    r.remove("p", [("a.",)])
+    r.insert("p", [("a[[:alpha:]]",)])
+    r.commit()
+    assert read(r, "by_pattern") == [("a[[:alpha:]]", "a\n"), ("a[[:alpha:]]", "a12"), ("a[[:alpha:]]", "a{x}"), ("a[[:alpha:]]", "a\u00e9")]
+
+
+def test_range_binds_one_row_per_value_as_souffle_counts():
+    text = (
+        EDGES + "up(x) :- x = range(1, 4).\n"
+        "down(x) :- x = range(9, 6).\n"
+        "none(x) :- x = range(9, 0, 1).\n"
+        "halves(x) :- x = range(1.5, -0.6, -0.5).\n"
+        "pairs(x, y) :- x = range(0, 3), y = range(0, 3), x < y, x + y = 3.\n"
+        "low(x) :- e(x, _), x = range(0, 3).\n"
+        "evens(n) :- n = count : { i = range(0, 10), i % 2 = 0 }."
+    )
+    r = run(text, {"e": [(1, 5), (4, 5)]})
+    assert read(r, "up") == [(1,), (2,), (3,)]
+    assert read(r, "down") == [(7,), (8,), (9,)]  # without a step, it counts towards the end
+    assert read(r, "none") == []
+    assert read(r, "halves") == [(-0.5,), (0.0,), (0.5,), (1.0,), (1.5,)]
+    assert read(r, "pairs") == [(1, 2)]
+    assert read(r, "low") == [(1,)]  # a bound variable: a membership test
+    assert read(r, "evens") == [(5,)]
+    r.insert("e", [(2, 0)])
+    r.commit()
+    assert read(r, "low") == [(1,), (2,)]
+
+
+def test_numeric_conversions_are_c_casts():
+    text = (
+        ".decl n(x: number)\n.input n\n"
+        "conv(x, to_float(x), to_unsigned(x), to_number(to_float(x) / 2.0)) :- n(x).\n"
+        "back(to_number(to_unsigned(x))) :- n(x)."
+    )
+    r = run(text, {"n": [(3,), (-1,), (-7,)]})
+    assert read(r, "conv") == [(-7, -7.0, 2**64 - 7, -3), (-1, -1.0, 2**64 - 1, 0), (3, 3.0, 3, 1)]  # truncation
+    assert read(r, "back") == [(-7,), (-1,), (3,)]
+
+
+def test_ord_orders_symbols_by_first_appearance():
+    # Soufflé's ord is the symbol table's index: program constants first, then input rows
+    # in arrival order. (Not through Replay: the naive oracle has no symbol ids.)
+    text = (
+        ".decl n(x: symbol)\n.input n\n"
+        'n("Marge").\n'
+        "before(x, y) :- n(x), n(y), ord(x) < ord(y)."
+    )
+    session = compiler.compile_datalog(text).session()
+    session.insert("n", [("Bart",)])
+    session.commit()
+    assert session.read("before") == [("Marge", "Bart")]
 
 
 def test_string_constants_select_rows():

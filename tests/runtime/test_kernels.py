@@ -179,3 +179,15 @@ def test_arrange_restores_a_column_that_takes_all_64_bits_of_the_packed_key():
     lead, cols_out, time_out, diff_out = kernels.arrange(extremes.copy(), cols, time, np.ones(len(extremes), np.int64))
     assert cols_out[0].tolist() == [-(2**63), -1, 0, 2**63 - 1] and diff_out.tolist() == [10] * 4
     assert lead.tolist() == cols_out[0].tolist()
+
+
+def test_arrange_keeps_a_column_spanning_all_64_bits_after_a_constant_lead():
+    """A keyless arrangement (lead all zeros) of a column whose range needs all 64 bits, as
+    floats of both signs do: the packed key's shifts reach 64, which machines take as 0."""
+    values = [-(2**63), 2**63 - 1] + list(range(kernels._INSERTION))  # past the insertion sort
+    n = len(values)
+    lead, cols, time, diff = kernels.arrange(
+        np.zeros(n, np.int64), np.array([values], np.int64), np.zeros((1, n), np.int64), np.ones(n, np.int64)
+    )
+    assert cols[0].tolist() == sorted(values)
+    assert lead.tolist() == [0] * n and diff.tolist() == [1] * n
