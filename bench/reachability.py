@@ -42,10 +42,10 @@ does not inflate):
    both, alternating which goes first): per-update latency p50/p90/p99 of each.
    Check: both reach sets are equal after every 100 updates and at the end.
 
-Targets from the roadmap: deltalog p50 / DuckDB p50 on the 1,000-node graph
-<= 0.2; p50 after 100,000 updates within 10% of p50 after 1,000; batched
-throughput >= 20,000 updates/s; the compiled plan's p50 no more than the
-hand-built dataflow's (issue 3).
+Targets (issue 15): deltalog p50 / DuckDB p50 on the 1,000-node graph
+<= 0.1; p50 after 100,000 updates within 10% of p50 after 1,000; batched
+throughput >= 20,000 updates/s; the compiled plan's p50 at most 1.1x the
+hand-built dataflow's.
 
     python bench/reachability.py --quick      # smoke run, well under a minute
     python bench/reachability.py              # the full run (100,000 updates)
@@ -80,7 +80,7 @@ from runtime import Dataflow  # noqa: E402
 
 ROOTS = np.arange(10, dtype=np.int64)
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-TARGET_RATIO, TARGET_DRIFT, TARGET_BATCHED = 0.2, 0.10, 20_000
+TARGET_RATIO, TARGET_DRIFT, TARGET_BATCHED = 0.1, 0.10, 20_000
 ISSUE_UPDATES = 100_000
 
 
@@ -482,7 +482,7 @@ def targets(report: Report, sizes: Sizes) -> list[tuple[str, str, str, bool | No
         out.append(("batched throughput", f"{f['batched_tput']:,.0f} upd/s", f">= {TARGET_BATCHED:,}", f["batched_tput"] >= TARGET_BATCHED))
     if "compiled_p50" in f:
         ratio = f["compiled_p50"] / f["hand_p50"]
-        out.append(("compiled p50 / hand-built p50, same updates", f"{ratio:.2f}", "<= 1.0", ratio <= 1.0))
+        out.append(("compiled p50 / hand-built p50, same updates", f"{ratio:.2f}", "<= 1.1", ratio <= 1.1))
     return out
 
 
