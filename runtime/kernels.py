@@ -464,15 +464,10 @@ def sort_rows(first, rows):
 
 @helper
 def _consolidate_runs(lead, cols, time, diff, order):
-    """Walk `order` (sorted by lead, cols); within each run sort times, sum, drop zeros.
-
-    Returns (positions, summed diffs) in arranged order.
-    """
+    """Walk `order` (sorted by lead, cols); sort the times within each run, then sum equal
+    updates and drop zeros (`_sum_equal_runs`). Returns (positions, summed diffs)."""
     n = order.shape[0]
-    out_pos = np.empty(n, np.int64)
-    out_diff = np.empty(n, np.int64)
     buffer = np.empty(n, np.int64)
-    m = 0
     i = 0
     while i < n:
         j = i + 1
@@ -480,20 +475,8 @@ def _consolidate_runs(lead, cols, time, diff, order):
             j += 1
         if j - i > 1:
             _sort_range(order, i, j, time, buffer)
-        k = i
-        while k < j:
-            total = diff[order[k]]
-            q = k + 1
-            while q < j and same_columns(time, order[k], time, order[q]):
-                total += diff[order[q]]
-                q += 1
-            if total != 0:
-                out_pos[m] = order[k]
-                out_diff[m] = total
-                m += 1
-            k = q
         i = j
-    return out_pos[:m], out_diff[:m]
+    return _sum_equal_runs(lead, cols, time, diff, order)
 
 
 @kernel(V, M)
