@@ -407,8 +407,12 @@ def lex_order(first, rows, time):
         return order
     use_first = first.shape[0] > 0 and not _first_is_lead(first, rows)
     fits, _, order, _, _ = _sorted_keys(first, rows, time, use_first)
-    if fits:
-        return order
+    return order if fits else _column_passes(first, rows, time, use_first, order)
+
+
+@helper
+def _column_passes(first, rows, time, use_first, order):
+    """Sort `order` by the columns one at a time, least significant first (ranges too wide to pack)."""
     for r in range(time.shape[0] - 1, -1, -1):
         order = _sort_by_column(time[r], order)
     for r in range(rows.shape[0] - 1, -1, -1):
@@ -597,7 +601,10 @@ def arrange(lead, cols, time, diff):
             else:
                 out_lead = out_cols[0].copy()
             return out_lead, out_cols, out_time, run_diff[:m].copy()
-    pos, summed = _sum_equal_runs(lead, cols, time, diff, lex_order(lead, cols, time))
+        # Ranges too wide to pack: the packing's spans are not computed a second time.
+        pos, summed = _sum_equal_runs(lead, cols, time, diff, _column_passes(lead, cols, time, use_first, order))
+    else:
+        pos, summed = _sum_equal_runs(lead, cols, time, diff, lex_order(lead, cols, time))
     out_cols = np.empty((cols.shape[0], pos.shape[0]), np.int64)
     out_time = np.empty((time.shape[0], pos.shape[0]), np.int64)
     out_lead = np.empty(pos.shape[0], np.int64)
