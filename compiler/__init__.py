@@ -10,7 +10,6 @@ A checked program becomes a logical plan (`compiler.plan`), is optimized
 (`.arrow()`, `.df()`), or tuples when asked for (`compiler.results`).
 """
 
-from compiler.datalog import CheckedProgram, check_datalog, parse_datalog
 from compiler.errors import (
     ArityError,
     CompileError,
@@ -28,9 +27,34 @@ from compiler.errors import (
     UnsafeVariableError,
     UnsupportedError,
 )
-from compiler.program import Program, Session, SessionError, compile_datalog, compile_file
-from compiler.results import Result
-from compiler.sql import SQLRuntimeError, UnknownColumnError, UnsupportedSQLError, compile_sql
+
+# The entry points are imported on first use (PEP 562): they pull in the runtime and
+# numba (about a second), which `import compiler.errors` or the CLI's start need not wait for.
+_LAZY = {
+    "CheckedProgram": "compiler.datalog",
+    "check_datalog": "compiler.datalog",
+    "parse_datalog": "compiler.datalog",
+    "Program": "compiler.program",
+    "Session": "compiler.program",
+    "SessionError": "compiler.program",
+    "compile_datalog": "compiler.program",
+    "compile_file": "compiler.program",
+    "Result": "compiler.results",
+    "SQLRuntimeError": "compiler.sql",
+    "UnknownColumnError": "compiler.sql",
+    "UnsupportedSQLError": "compiler.sql",
+    "compile_sql": "compiler.sql",
+}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'compiler' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "compile_datalog",

@@ -161,6 +161,12 @@ def _spark_unavailable(err: Exception) -> bool:
     return session is not None and isinstance(err, session.SparkUnavailable)
 
 
+def _sql_runtime_error(err) -> bool:
+    """Checked without importing SQL's compiler (and the runtime) for commands that never load it."""
+    program = sys.modules.get("compiler.sql.program")
+    return program is not None and isinstance(err, program.SQLRuntimeError)
+
+
 def _without_java(args) -> str:
     """What the command could do without Java: run and repl read local Parquet with Arrow.
     Nothing to offer when the reader is Arrow already (Spark was needed for another format
@@ -172,13 +178,12 @@ def _without_java(args) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     from compiler.cli.common import compile_options
-    from compiler.sql.program import SQLRuntimeError
 
     args = parser().parse_args(argv)  # exits 2 on a bad command line
     try:
         with compile_options(recursion_limit=args.recursion_limit):
             return args.handler(args)
-    except (CompileError, SQLRuntimeError) as err:  # the program, or the data it is run on, is wrong: file:line:column
+    except CompileError as err:  # the program is wrong: file:line:column
         print(err, file=sys.stderr)
         return 1
     except UserError as err:
@@ -194,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
         print("deltalog: interrupted", file=sys.stderr)
         return 130
     except Exception as err:  # a bug or an environment problem: one line unless --debug
+        if _sql_runtime_error(err):  # the data a SQL program is run on makes it an error: file:line:column
+            print(err, file=sys.stderr)
+            return 1
         if _spark_unavailable(err):
             print(f"deltalog: error: {err}{_without_java(args)}", file=sys.stderr)
             return 1

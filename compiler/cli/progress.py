@@ -27,6 +27,7 @@ _REFRESH = 0.1  # seconds between updates of a stage's counters on the status li
 class Stages:
     def __init__(self, show: bool):
         self.seconds: dict[str, float] = {}
+        self.beside: dict[str, float] = {}  # of a stage's seconds, those spent on a thread beside other stages
         self.rows_read = 0
         self._inner: list[float] = []  # per open stage: seconds spent in stages inside it
         self._status = None
@@ -116,13 +117,25 @@ class Stages:
         compiled = self.seconds.get("compile", 0.0) - listener.before
         self.seconds[name] -= compiled
 
+    def ran_beside(self, name: str, seconds: float) -> None:
+        """Stage `name` took `seconds` in all, though only its timed part held the others up
+        (Spark starting on a thread while the program compiles): the stage is given its whole
+        time, and the summary says how much of it was spent beside other stages."""
+        hidden = seconds - self.seconds.get(name, 0.0)
+        if hidden > 0:
+            self.seconds[name] = seconds
+            self.beside[name] = hidden
+
     def summary(self, order=("spark start", "read", "compile", "compute", "changes", "write")) -> str:
         parts = []
         for name in order:
             if name in self.seconds:
                 extra = f" ({self.rows_read:,} rows)" if name == "read" else ""
+                if name in self.beside:
+                    extra = f" ({self.beside[name]:.2f}s of it beside other stages)"
                 parts.append(f"{name} {self.seconds[name]:.2f}s{extra}")
-        return "timings: " + ", ".join(parts) + f"; total {sum(self.seconds.values()):.2f}s"
+        total = sum(self.seconds.values()) - sum(self.beside.values())
+        return "timings: " + ", ".join(parts) + f"; total {total:.2f}s"
 
     def close(self) -> None:
         if self._status is not None:

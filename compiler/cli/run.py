@@ -174,6 +174,11 @@ def run(args) -> int:
     if changes and args.engine == "spark":
         raise UsageError("--changes needs the in-process engine: the Spark engine evaluates the tables as they are"
                          " (keeping answers up to date as tables change stays with the in-process runtime)")
+    spark = None
+    if args.engine != "spark":
+        spark = spark_provider(args)
+        if spark_needed(args, changes):
+            spark.start_in_background()  # the JVM starts while the program compiles and its runtime loads
     program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
     require_inputs(args, program, changes)
     if args.output_dir:
@@ -184,7 +189,6 @@ def run(args) -> int:
         return run_spark_engine(args, program, fmt, initial_inputs)
     for rel, _ in changes:
         input_relation(program, rel)
-    spark = spark_provider(args)
     stages = Stages.for_terminal(args.quiet)
     spark.starting = lambda: stages.stage("spark start", "starting Spark")
     try:
@@ -201,8 +205,19 @@ def run(args) -> int:
         stages.close()
         spark.stop()
     if args.timings:
+        if spark.startup_seconds is not None:
+            stages.ran_beside("spark start", spark.startup_seconds)
         print(stages.summary(), file=sys.stderr)
     return 0
+
+
+def spark_needed(args, changes) -> bool:
+    """Whether the in-process run reads or writes a table through Spark, judged from the
+    command line alone (Soufflé fact files are read without Spark)."""
+    if args.reader == "arrow":
+        return False
+    paths = [path for _, path in declared_tables(args)] + [path for _, path in changes]
+    return bool(args.output_dir) or any(not path.endswith(".facts") for path in paths)
 
 
 def apply_changes(session, loader, changes) -> None:

@@ -60,6 +60,9 @@ DEFAULT_CONF = {
     # few cores scan and convert a table of ~100 MB in parallel rather than in one task.
     "spark.sql.files.maxPartitionBytes": "16m",
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+    # On, each DataFrame call made from Python asks the JVM for a setting and walks the Python
+    # stack (importing IPython to do it): 0.2 s at the first call, for error origins we never show.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
 
@@ -112,17 +115,32 @@ class SparkProvider:
         self.conf = dict(conf or {})
         self.log_path = log_path or os.path.join(tempfile.gettempdir(), f"deltalog-spark-{os.getpid()}.log")
         self.startup_seconds: float | None = None
+        self.waited_seconds: float | None = None  # of startup_seconds, how long get() waited
         self.starting = None  # a context manager factory around the start (a progress display's hook)
         self._spark = None
+        self._background: _BackgroundStart | None = None
 
     @property
     def started(self) -> bool:
         return self._spark is not None
 
+    def start_in_background(self) -> None:
+        """Begin starting the session on a thread, so that the JVM's start (seconds) overlaps
+        what the caller does before its first table; `get()` then waits for it and raises
+        what the start raised. For a caller that knows it will need Spark."""
+        if self._spark is None and self._background is None:
+            self._background = _BackgroundStart(self._start)
+
     def get(self):
         if self._spark is None:
+            began = time.perf_counter()
             with self.starting() if self.starting is not None else nullcontext():
-                self._spark = self._start()
+                if self._background is not None:
+                    background, self._background = self._background, None
+                    self._spark = background.result()
+                else:
+                    self._spark = self._start()
+            self.waited_seconds = time.perf_counter() - began
         return self._spark
 
     def _start(self):
@@ -170,9 +188,48 @@ class SparkProvider:
         return spark
 
     def stop(self) -> None:
+        if self._spark is None and self._background is not None:
+            background, self._background = self._background, None
+            self._spark = background.result(ignore_errors=True)
         if self._spark is not None:
             self._spark.stop()
             self._spark = None
+
+
+class _BackgroundStart:
+    """`start()` run on a daemon thread. While it runs, the JVM it launches takes file
+    descriptor 2 for its log (_stderr_to); this process's own messages meanwhile go to a
+    copy of the descriptor taken before, so a compile error printed then still reaches the
+    terminal. (A `sys.stderr` without a descriptor, as under pytest's capsys, is left alone:
+    the swap of descriptor 2 does not reach it.)"""
+
+    def __init__(self, start):
+        self._value = self._error = None
+        self._stderr = None
+        try:
+            if sys.stderr.fileno() == 2:
+                sys.stderr.flush()
+                self._stderr = sys.stderr
+                sys.stderr = os.fdopen(os.dup(2), "w", buffering=1, encoding=self._stderr.encoding, errors=self._stderr.errors)
+        except (AttributeError, OSError, ValueError):
+            pass
+        self._thread = threading.Thread(target=self._run, args=(start,), name="deltalog-spark-start", daemon=True)
+        self._thread.start()
+
+    def _run(self, start) -> None:
+        try:
+            self._value = start()
+        except BaseException as e:  # handed to the thread that asks for the session
+            self._error = e
+
+    def result(self, ignore_errors: bool = False):
+        self._thread.join()
+        if self._stderr is not None:
+            copy, sys.stderr, self._stderr = sys.stderr, self._stderr, None
+            copy.close()
+        if self._error is not None and not ignore_errors:
+            raise self._error
+        return self._value
 
 
 class _stderr_to:
