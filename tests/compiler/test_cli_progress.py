@@ -59,3 +59,20 @@ def test_a_stage_inside_another_is_counted_once(monkeypatch):
             pass
     assert stages.seconds == {"read": 7.0, "spark start": 3.0}
     assert stages.summary() == "timings: spark start 3.00s, read 7.00s (0 rows); total 10.00s"
+
+
+def test_a_stage_run_partly_beside_the_others_counts_whole_but_not_twice_in_the_total(monkeypatch):
+    """Spark starting on a thread while the program compiles: the read waited 3 s for it,
+    though the JVM took 5 s in all; the total is still the time the stages held the run up."""
+    from compiler.cli import progress
+
+    ticks = iter([0.0, 1.0, 4.0, 10.0])
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: next(ticks))
+    stages = Stages(show=False)
+    with stages.stage("read", "reading edge"):
+        with stages.stage("spark start", "starting Spark"):
+            pass
+    stages.ran_beside("spark start", 5.0)
+    assert stages.summary() == "timings: spark start 5.00s (2.00s of it beside other stages), read 7.00s (0 rows); total 10.00s"
+    stages.ran_beside("read", 6.0)  # no longer than what was timed: nothing ran beside
+    assert stages.seconds["read"] == 7.0 and "read" not in stages.beside
