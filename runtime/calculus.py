@@ -82,7 +82,7 @@ def enter_at(collection, scope, neu: bool = False):
         flag = NEU if neu else ALT
         d = collection.scope.lattice.depth
         op = Unary(collection.dataflow, [collection.stream], _flagged(flag), f"enter_at({'neu' if neu else 'alt'})",
-                   collection.scope.lattice, scope.lattice, Summary(d, 0, (flag,)))
+                   collection.scope.lattice, scope.lattice, Summary(d, 0, (flag,)), scope)
         done = collection._entered[cache_key] = Collection(scope, op.output(), collection.types, is_set=collection.is_set)
     return done
 
@@ -95,7 +95,7 @@ def differentiate(collection, scope=None):
     _check_child(collection, scope)
     d = collection.scope.lattice.depth
     op = Unary(collection.dataflow, [collection.stream], _blips, "differentiate", collection.scope.lattice, scope.lattice,
-               Summary(d, 0, (ALT,)))
+               Summary(d, 0, (ALT,)), scope)
     return Collection(scope, op.output(), collection.types)
 
 

@@ -37,8 +37,7 @@ from runtime.operators.reduce import ReduceOp
 from runtime.operators.rows import filter_rows, flat_map_rows, map_rows
 from runtime.progress import Summary
 from runtime.symbols import COLUMN_TYPES, FLOAT, INT, STR
-from runtime.times import ALTNEU, ITERATION, Lattice
-from runtime.worker import DataflowError, Stream
+from runtime.worker import DataflowError, Scope, Stream
 
 
 def normalize_types(types, arity=None) -> tuple[str, ...]:
@@ -51,29 +50,6 @@ def normalize_types(types, arity=None) -> tuple[str, ...]:
         if t not in COLUMN_TYPES:
             raise DataflowError(f"unknown column type {t!r}; expected one of {COLUMN_TYPES}")
     return types
-
-
-class Scope:
-    """A region of the dataflow whose times share a lattice (root, or a loop body)."""
-
-    def __init__(self, dataflow, lattice: Lattice, parent: "Scope | None" = None):
-        self.dataflow, self.lattice, self.parent = dataflow, lattice, parent
-        self.depth = 0 if parent is None else parent.depth + 1
-
-    def is_within(self, other: "Scope") -> bool:
-        s = self
-        while s is not None:
-            if s is other:
-                return True
-            s = s.parent
-        return False
-
-    def iterative(self) -> "Scope":
-        return Scope(self.dataflow, self.lattice.nested(ITERATION), self)
-
-    def altneu(self) -> "Scope":
-        """A child scope whose times are (outer time, alt=0 | neu=1) (runtime.calculus)."""
-        return Scope(self.dataflow, self.lattice.nested(ALTNEU), self)
 
 
 class Collection:
@@ -181,7 +157,7 @@ class Collection:
         cached = self._entered.get(id(scope))
         if cached is None:
             d = self.scope.lattice.depth
-            op = Unary(self.dataflow, [self.stream], enter_times, "enter", self.scope.lattice, scope.lattice, Summary(d, 0, (0,)))
+            op = Unary(self.dataflow, [self.stream], enter_times, "enter", self.scope.lattice, scope.lattice, Summary(d, 0, (0,)), scope)
             cached = self._entered[id(scope)] = Collection(scope, op.output(), self.types, is_set=self.is_set)
         return cached
 

@@ -100,55 +100,6 @@ def lookup_positions(lead, key, probe_lead, probe_key):
     return owner[:m], pos[:m]
 
 
-@kernel(V, M, V, M)
-def count_matches(lead, key, probe_lead, probe_key):
-    """For each probe, how many updates have its key: two binary searches, so a
-    hub key is counted without walking its updates. Probes may come in any order."""
-    n = lead.shape[0]
-    counts = np.zeros(probe_lead.shape[0], np.int64)
-    for i in range(probe_lead.shape[0]):
-        start = _seek(lead, key, probe_lead, probe_key, i, 0)
-        lo, hi = start, n
-        while lo < hi:  # the first position past the key: the last matching update + 1
-            mid = (lo + hi) >> 1
-            if lead[mid] == probe_lead[i] and same_columns(key, mid, probe_key, i):
-                lo = mid + 1
-            else:
-                hi = mid
-        counts[i] = lo - start
-    return counts
-
-
-@kernel(V, M, M, M, V, V, M, V, M, M, V, I)
-def lookup_into(lead, key, val, time, diff, probe_lead, probe_key, out_owner, out_val, out_time, out_diff, at):
-    """`lookup_positions`, with the matching updates' probe, value, time and diff
-    written into the out_* arrays from column `at` on.
-
-    Returns the end of what was written, or minus the end it would need when
-    the out_* arrays are too small (then what was written is garbage). The
-    caller owns the output arrays: returning fresh arrays would cost more to
-    hand back to Python (a few microseconds each) than a small lookup costs.
-    """
-    n = lead.shape[0]
-    room = out_diff.shape[0]
-    m = at
-    lo = 0
-    for i in range(probe_lead.shape[0]):
-        lo = _seek(lead, key, probe_lead, probe_key, i, lo)
-        j = lo
-        while j < n and lead[j] == probe_lead[i] and same_columns(key, j, probe_key, i):
-            if m < room:
-                out_owner[m] = i
-                for c in range(val.shape[0]):
-                    out_val[c, m] = val[c, j]
-                for c in range(time.shape[0]):
-                    out_time[c, m] = time[c, j]
-                out_diff[m] = diff[j]
-            m += 1
-            j += 1
-    return m if m <= room else -m
-
-
 # -- sorting and consolidation of arranged batches -------------------------------
 #
 # An arranged batch is ordered by (lead, key columns, value columns); within
@@ -466,23 +417,6 @@ def sort_rows(first, rows):
     return lex_order(first, rows, rows[:0])
 
 
-@helper
-def _consolidate_runs(lead, cols, time, diff, order):
-    """Walk `order` (sorted by lead, cols); sort the times within each run, then sum equal
-    updates and drop zeros (`_sum_equal_runs`). Returns (positions, summed diffs)."""
-    n = order.shape[0]
-    buffer = np.empty(n, np.int64)
-    i = 0
-    while i < n:
-        j = i + 1
-        while j < n and lead[order[j]] == lead[order[i]] and same_columns(cols, order[i], cols, order[j]):
-            j += 1
-        if j - i > 1:
-            _sort_range(order, i, j, time, buffer)
-        i = j
-    return _sum_equal_runs(lead, cols, time, diff, order)
-
-
 @kernel(V, M)
 def dense_rows(first, rows):
     """Number the distinct (first, rows) columns 0, 1, ... in sorted order.
@@ -618,32 +552,6 @@ def arrange(lead, cols, time, diff):
     return out_lead, out_cols, out_time, summed
 
 
-@kernel(V, M, M, V, I)
-def merge_order(lead, cols, time, diff, split):
-    """Positions and summed diffs in arranged order (as `arrange` sorts) of the concatenation of two
-    arranged batches [0, split) and [split, n), by a linear merge."""
-    n = lead.shape[0]
-    order = np.empty(n, np.int64)
-    i, j, k = 0, split, 0
-    while i < split and j < n:
-        if lead[j] < lead[i] or (lead[j] == lead[i] and _less(cols, j, i)):
-            order[k] = j
-            j += 1
-        else:
-            order[k] = i
-            i += 1
-        k += 1
-    while i < split:
-        order[k] = i
-        i += 1
-        k += 1
-    while j < n:
-        order[k] = j
-        j += 1
-        k += 1
-    return _consolidate_runs(lead, cols, time, diff, order)
-
-
 @kernel(M, M)
 def advance_product(times, since):
     """advance_by(t, since) under the product order: per coordinate, min over f of max(t, f)."""
@@ -657,21 +565,6 @@ def advance_product(times, since):
                 best = min(best, max(times[k, i], since[k, f]))
             out[k, i] = best
     return out
-
-
-@kernel(V, M, M, M, V, V, M, M, M, V, M)
-def merge_arranged(kh_a, key_a, val_a, time_a, diff_a, kh_b, key_b, val_b, time_b, diff_b, since):
-    """Two arranged batches merged into one, times advanced by `since` (product order).
-
-    Returns the merged batch's (lead, key, val, time, diff).
-    """
-    lead = np.concatenate((kh_a, kh_b))
-    key = np.concatenate((key_a, key_b), axis=1)
-    val = np.concatenate((val_a, val_b), axis=1)
-    time = advance_product(np.concatenate((time_a, time_b), axis=1), since)
-    diff = np.concatenate((diff_a, diff_b))
-    pos, summed = merge_order(lead, np.concatenate((key, val), axis=0), time, diff, kh_a.shape[0])
-    return lead[pos], key[:, pos], val[:, pos], time[:, pos], summed
 
 
 @kernel(M)

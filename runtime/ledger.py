@@ -71,7 +71,7 @@ class CountLedger:
         removed, removed_lead = data[:, removing], data_lead[removing]
         _, first = dense_ids(removed_lead, removed)
         probe_lead, probe = removed_lead[first], removed[:, first]
-        past = self.trace.lookup(probe_lead, probe)
+        past = self.trace.lookup(probe)
         # The removed rows' history and this submission's updates of them (by leading
         # column: a row sharing it with one is checked too, as its own row), in one table.
         mine = np.isin(data_lead, probe_lead)

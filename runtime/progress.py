@@ -1,27 +1,24 @@
-"""Progress: which times may still arrive at each operator input.
+"""Progress: path summaries, and frontiers lowered by held output.
 
-As in timely dataflow, every unit of outstanding work is a *pointstamp*: a time
-at a location. Locations are operator output ports (where operators hold
-*capabilities* to send at a time) and operator input ports (where sent batches
-wait). A batch in flight is stamped with one lower bound of its times.
-
-One worker runs a static graph, so nothing needs counting: the pointstamps are
-read off the operators themselves when a frontier is asked for (their queued
-batches' stamps and their capabilities). The tracker keeps only the set of
-*live* locations, those holding any work, which sending, receiving and
-changing capabilities maintain at the cost of a dict insert or delete.
+Frontiers are derived from the inputs and the loops' rounds (runtime.worker).
+The one thing that derivation cannot see is an operator that stops with output
+still due at times its inputs call complete (a half join out of fuel): it
+*holds* those times, as a timely dataflow capability. This module says which
+times then reach each operator input.
 
 The graph is static, so for every pair of locations we know the *path
-summaries*: how a time changes along a path. Edges and most operators leave it
-unchanged; `enter` appends an iteration coordinate 0, `leave` drops the last
-coordinate, `feedback` adds 1 to it. Any composition has the normal form
-`Summary(keep, inc, tail)`: keep the first `keep` coordinates, add `inc` to the
-last kept one, append `tail`. Between two locations we keep the antichain of
-minimal summaries (a loop adds increments, so going round it more is dominated).
+summaries*: how a time changes along a path. Locations are operator output
+ports `("out", op, port)` and input ports `("in", op, port)`. Edges and most
+operators leave a time unchanged; `enter` appends an iteration coordinate 0,
+`leave` drops the last coordinate, `feedback` adds 1 to it. Any composition
+has the normal form `Summary(keep, inc, tail)`: keep the first `keep`
+coordinates, add `inc` to the last kept one, append `tail`. Between two
+locations we keep the antichain of minimal summaries (a loop adds increments,
+so going round it more is dominated).
 
-The frontier at an input port is the antichain of minimal times obtained by
-applying those summaries to all live pointstamps that can reach it. An operator
-may treat a time as complete when it is not in advance of its input frontier.
+The held frontier at an input port is the antichain of minimal times obtained
+by applying those summaries to the times held at every live location that can
+reach it.
 """
 
 from __future__ import annotations
@@ -76,26 +73,24 @@ def _add_summary(antichain: list[Summary], s: Summary) -> bool:
 
 
 class ProgressTracker:
-    """Live locations and the summaries from every location to chosen inputs.
+    """Live locations and the summaries from every location to the inputs asked about.
 
-    Locations are `("in", op, port)` and `("out", op, port)` tuples.
-    `successors(location) -> [(location, Summary)]` and `depth_of` describe the
-    graph; `targets` are the input ports whose frontiers will be asked for;
-    `stamps_at(location)` lists the pointstamps a live location holds now.
+    `successors` maps each location to `[(location, Summary)]` and `depth_of`
+    gives a location's time depth; `stamps_at(location)` lists the times a
+    live location holds now. Summaries to an input port are found the first
+    time its frontier is asked for.
     """
 
-    def __init__(self, successors, depth_of, targets, stamps_at):
+    def __init__(self, successors, depth_of, stamps_at):
         self.stamps_at = stamps_at
+        self.depth_of = depth_of
         self.live: dict[tuple, None] = {}
         # sources[target] = {location: [summaries from location to target]}
         self.sources: dict[tuple, dict[tuple, list[Summary]]] = {}
-        predecessors: dict[tuple, list[tuple[tuple, Summary]]] = {}
+        self.predecessors: dict[tuple, list[tuple[tuple, Summary]]] = {}
         for loc, succs in successors.items():
             for nxt, s in succs:
-                predecessors.setdefault(nxt, []).append((loc, s))
-        for target in targets:
-            self.sources[target] = self._reverse_reach(target, predecessors, depth_of)
-        self.changes = 0  # bumped whenever work is taken or a capability changes (a frontier may advance)
+                self.predecessors.setdefault(nxt, []).append((loc, s))
 
     @staticmethod
     def _reverse_reach(target, predecessors, depth_of):
@@ -113,12 +108,10 @@ class ProgressTracker:
                     queue.append((prev, candidate))
         return best
 
-    def pointstamps(self) -> dict[tuple, list[tuple]]:
-        """Every live location's pointstamps (for tests and debugging)."""
-        return {loc: self.stamps_at(loc) for loc in self.live}
-
     def frontier(self, target: tuple, lattice: Lattice) -> Antichain:
-        sources = self.sources[target]
+        sources = self.sources.get(target)
+        if sources is None:
+            sources = self.sources[target] = self._reverse_reach(target, self.predecessors, self.depth_of)
         times = []
         for loc in self.live:
             summaries = sources.get(loc)

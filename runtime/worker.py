@@ -1,26 +1,91 @@
-"""The worker: a static graph of operators and the loop that runs them.
+"""The worker: a static graph of operators, run in synchronous rounds.
 
-A `Dataflow` owns operators (created in topological order, apart from loop
-feedback edges), the edges between their ports, and the progress tracker. Sent
-batches wait in the receiver's input queue, stamped with a lower bound of their
-times; operators that pass batches on unchanged (concat, loop variables) are
-skipped, so a batch goes straight to the operators that use it. `step()`
-sweeps the operators in creation order, running each that has queued input or
-that holds deferred work while progress has been made, and repeats until a
-sweep does nothing; one sweep carries a loop one iteration (`on_sweep`, if
-set, is called after each, for progress displays).
+A `Dataflow` owns operators, the edges between their ports, and the scopes the
+operators live in: the root (times are input epochs), loop bodies (`iterate`
+adds an iteration coordinate) and AltNeu scopes (runtime.calculus adds an
+alt/neu flag). The operators of one scope and the child scopes inside it form
+that scope's *schedule*, in topological order (loop feedback edges aside).
+`step()` runs the root schedule once. A loop runs its schedule round by round
+-- round r processes every open epoch's updates at iteration r together -- and
+goes on to the least later iteration at which it still has work, until it has
+none; a child scope runs to completion within each round of its parent.
+
+Frontiers are derived, not counted (timely dataflow's progress tracking,
+specialised to one worker and a known topological order). During a step the
+updates in flight at an operator are at epochs in [lo, hi): lo is the least
+epoch its upstream inputs were at when the previous step ended, hi the least
+epoch they are at now. In round r of a loop, every time at iteration <= r has
+reached an operator by the time it runs: the operators before it in the round
+have run, and the feedback edge carries times only to iteration r + 1. So the
+operator's input frontier is the antichain of (hi, 0, ...) and, for each
+enclosing loop running round r_l, (lo, r_1, ..., r_l + 1, 0, ...). Operators
+that must see complete times (reduce, consolidate, trace compaction) act only
+on times not in advance of it and keep the rest as *pending* work, whose least
+times they declare (`defer`); the scheduler runs them again when some of it is
+complete. Outside a step the frontiers are those of the last step's end.
+
+One operator may stop with output still due at complete times: a half join
+out of fuel. It *holds* those times (`hold`): the frontiers downstream of it
+are lowered to them along the graph's path summaries (runtime.progress), and
+its scope's round is swept again until nothing is held.
+
+Sent batches wait in the receiver's input queue. Operators that pass batches
+on unchanged (concat, loop variables) are never run: a batch goes straight to
+the operators that read it.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from runtime.batch import Batch
+from runtime.grouping import minimal_times
 from runtime.progress import ProgressTracker, Summary
 from runtime.symbols import Codec, SymbolTable
-from runtime.times import Antichain, Lattice
+from runtime.times import ALTNEU, ITERATION, Antichain, Lattice
 
 
 class DataflowError(Exception):
     """Misuse of the dataflow API (bad rows, times, or graph construction)."""
+
+
+class Scope:
+    """A region of the dataflow whose times share a lattice: the root, a loop body or an AltNeu scope."""
+
+    def __init__(self, dataflow, lattice: Lattice, parent: "Scope | None" = None):
+        self.dataflow, self.lattice, self.parent = dataflow, lattice, parent
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.loop = parent is not None and lattice.layers[-1] == ITERATION
+        self.round: int | None = None  # the round a running loop is in
+        self.schedule: list = []  # operators and child scopes, in the order they run
+        self.ops: list = []  # every operator of this scope and of the scopes inside it
+
+    def __repr__(self):
+        return f"Scope({'x'.join(self.lattice.layers)}, depth {self.depth})"
+
+    def is_within(self, other: "Scope") -> bool:
+        s = self
+        while s is not None:
+            if s is other:
+                return True
+            s = s.parent
+        return False
+
+    def iterative(self) -> "Scope":
+        return Scope(self.dataflow, self.lattice.nested(ITERATION), self)
+
+    def altneu(self) -> "Scope":
+        """A child scope whose times are (outer time, alt=0 | neu=1) (runtime.calculus)."""
+        return Scope(self.dataflow, self.lattice.nested(ALTNEU), self)
+
+    def rounds(self) -> tuple:
+        """The rounds this scope and the scopes around it are in (None where not running)."""
+        out = []
+        s = self
+        while s.parent is not None:
+            out.append(s.round)
+            s = s.parent
+        return tuple(out)
 
 
 class Stream:
@@ -31,24 +96,42 @@ class Stream:
     def __init__(self, op: "Operator", port: int, lattice: Lattice):
         self.op, self.port, self.lattice = op, port, lattice
 
+    @property
+    def scope(self) -> Scope:
+        return self.op.scope
+
 
 class Operator:
     name = "operator"
-    needs_frontier = False  # ask the tracker for this operator's input frontiers
     passthrough = False  # forwards every batch unchanged: senders deliver past it
+    feedback = False  # its output goes round a loop to the next iteration
+    pending_port = 0  # the input whose frontier makes pending work complete
 
-    def __init__(self, dataflow: "Dataflow", inputs: list[list[Stream]], in_lattices, out_lattices):
+    def __init__(self, dataflow: "Dataflow", inputs: list[list[Stream]], in_lattices, out_lattices, scope: Scope | None = None):
         self.dataflow = dataflow
         self.in_lattices = list(in_lattices)
         self.out_lattices = list(out_lattices)
         self.queues: list[list] = [[] for _ in self.in_lattices]
         self.queued = 0
-        self.capabilities: list[list[tuple]] = [[] for _ in self.out_lattices]
-        self.seen_changes = -1
+        self.pending: tuple = ()  # least times of deferred work (an antichain)
+        self.held: tuple = ()  # times at which output is due though the frontier calls them complete
+        self.scope = scope if scope is not None else self._scope_from(inputs)
+        self.input_scopes = [streams[0].scope if streams else self.scope for streams in inputs] or [self.scope]
         self.id = dataflow._add(self)
         for port, streams in enumerate(inputs):
             for stream in streams:
                 dataflow.connect(stream, self, port)
+
+    def _scope_from(self, inputs) -> Scope:
+        streams = [s for port in inputs for s in port]
+        if not streams:
+            return self.dataflow.root_scope
+        scope = streams[0].scope
+        if self.out_lattices and self.out_lattices[0].depth < scope.lattice.depth:
+            return scope.parent  # leaves its input's scope (leave, integrate)
+        if self.out_lattices and self.out_lattices[0] != scope.lattice:
+            raise DataflowError(f"{self.name}: an operator entering a scope must be given the scope")
+        return scope
 
     def __repr__(self):
         return f"{self.name}#{self.id}"
@@ -64,40 +147,36 @@ class Operator:
     def receive(self, port: int = 0) -> list[Batch]:
         queue = self.queues[port]
         if not queue:
-            return []
+            return queue
         self.queues[port] = []
         self.queued -= len(queue)
-        tracker = self.dataflow.tracker
-        del tracker.live[("in", self.id, port)]
-        tracker.changes += 1
-        return [b for b, _ in queue]
+        return queue
 
     def send(self, batch, port: int = 0) -> None:
         if len(batch):
             self.dataflow.deliver(self, port, batch)
 
     def frontier(self, port: int = 0) -> Antichain:
-        return self.dataflow.tracker.frontier(("in", self.id, port), self.in_lattices[port])
+        return self.dataflow.frontier(self, port)
 
-    def set_capabilities(self, times, port: int = 0) -> None:
-        """Hold exactly the antichain `times` at an output port."""
-        new = list(Antichain(self.out_lattices[port], times).elements)
-        if new == self.capabilities[port]:
-            return
-        self.capabilities[port] = new
-        tracker = self.dataflow.tracker
-        loc = ("out", self.id, port)
-        if new:
-            tracker.live[loc] = None
+    def defer(self, times) -> None:
+        """Declare the work this operator keeps for later by its times: a (depth, n) array or
+        an iterable of time tuples, not necessarily minimal (empty: none)."""
+        lattice = self.in_lattices[self.pending_port]
+        if isinstance(times, np.ndarray):
+            self.pending = tuple(minimal_times(lattice, times))
         else:
-            tracker.live.pop(loc, None)
-        tracker.changes += 1
+            self.pending = Antichain(lattice, times).elements
+
+    def hold(self, times) -> None:
+        """Declare the times at which output is still due although they may be complete
+        (empty: none). The operator is run again in the same round."""
+        held = Antichain(self.out_lattices[0], times).elements
+        if held != self.held:
+            self.held = held
+            self.dataflow._held(self)
 
     # -- scheduling -------------------------------------------------------------
-
-    def has_pending(self) -> bool:
-        """Deferred work that a frontier advance may release."""
-        return False
 
     def run(self) -> None:
         raise NotImplementedError
@@ -115,32 +194,36 @@ class Dataflow:
     def __init__(self):
         self.ops: list[Operator] = []
         self.subscribers: dict[tuple[int, int], list[tuple[Operator, int]]] = {}
-        self.routes: dict[tuple[int, int], list[tuple[Operator, int, tuple]]] | None = None  # None: stale
+        self.routes: dict | None = None  # None: stale
         self.symbols = SymbolTable()
         self.codec = Codec(self.symbols)
         self.root = Lattice()
-        self.tracker = ProgressTracker({}, None, [], self._stamps_at)
-        self._graph_changed = True
-        self._running = False
+        self.root_scope = Scope(self, self.root)
         self.inputs = []
-        self._root_scope = None
-        self.on_sweep = None  # called after each sweep of step() (a progress display's hook)
+        self.on_sweep = None  # called after each round of a loop and each sweep of the root (progress displays)
+        self._planned = False
+        self._running = False
+        self._groups: list[tuple] = []  # input handles upstream of some port (a frontier group)
+        self._bounds: list[tuple] = []  # per group: (lo, hi) epochs of the current step (hi None: closed)
+        self._frontiers: dict = {}
+        self._holders: dict[Operator, None] = {}
+        self._tracker: ProgressTracker | None = None
 
     # -- construction -----------------------------------------------------------
 
     def new_input(self, name: str, types=2):
         """An input handle and its collection; `types` is an arity or column types."""
-        from runtime.collection import Collection, Scope, normalize_types
+        from runtime.collection import Collection, normalize_types
         from runtime.operators.input import InputHandle
 
-        if self._root_scope is None:
-            self._root_scope = Scope(self, self.root)
         handle = InputHandle(self, name, normalize_types(types))
-        return handle, Collection(self._root_scope, handle.op.output(), handle.types)
+        return handle, Collection(self.root_scope, handle.op.output(), handle.types)
 
     def _add(self, op: Operator) -> int:
+        if self._running:
+            raise DataflowError("operators cannot be added while the dataflow runs")
         self.ops.append(op)
-        self._graph_changed = True
+        self._planned = False
         self.routes = None
         return len(self.ops) - 1
 
@@ -148,10 +231,192 @@ class Dataflow:
         if stream.lattice != op.in_lattices[port]:
             raise DataflowError(f"cannot connect {stream.op} ({stream.lattice}) to {op} ({op.in_lattices[port]}): different scopes")
         self.subscribers.setdefault((stream.op.id, stream.port), []).append((op, port))
-        self._graph_changed = True
+        self._planned = False
         self.routes = None
 
-    def _rebuild_tracker(self) -> None:
+    # -- planning: schedules and frontier groups -----------------------------------
+
+    def _plan(self) -> None:
+        scopes: dict[int, Scope] = {}
+        for op in self.ops:
+            s = op.scope
+            while s is not None and id(s) not in scopes:
+                scopes[id(s)] = s
+                s = s.parent
+        for s in scopes.values():
+            s.schedule, s.ops = [], []
+        for op in self.ops:
+            s = op.scope
+            while s is not None:
+                s.ops.append(op)
+                s = s.parent
+        self._schedule(scopes.values())
+        self._plan_groups()
+        self._tracker = None
+        self._planned = True
+
+    def _edges(self):
+        """(source, destination) operator pairs of every edge but loop feedback."""
+        for (src, _), subs in self.subscribers.items():
+            if not self.ops[src].feedback:
+                for dst, _ in subs:
+                    yield self.ops[src], dst
+
+    def _schedule(self, scopes) -> None:
+        """Each scope's operators and child scopes in topological order (ties: creation order)."""
+
+        def item_in(op, scope):
+            item, s = op, op.scope
+            while s is not scope:
+                item, s = s, s.parent
+            return item
+
+        def first_id(item):
+            return item.id if isinstance(item, Operator) else min(op.id for op in item.ops)
+
+        items: dict[int, list] = {id(s): [] for s in scopes}
+        for s in scopes:
+            if s.parent is not None:
+                items[id(s.parent)].append(s)
+        for op in self.ops:
+            items[id(op.scope)].append(op)
+        after: dict[int, set] = {}
+        for src, dst in self._edges():
+            common = src.scope
+            while not dst.scope.is_within(common):
+                common = common.parent
+            a, b = item_in(src, common), item_in(dst, common)
+            if a is not b:
+                after.setdefault(id(a), set()).add(id(b))
+        for s in scopes:
+            mine = sorted(items[id(s)], key=first_id)
+            by_id = {id(i): i for i in mine}
+            waiting = {id(i): 0 for i in mine}
+            for i in mine:
+                for j in after.get(id(i), ()):
+                    if j in waiting:
+                        waiting[j] += 1
+            ready = [i for i in mine if waiting[id(i)] == 0]
+            order = []
+            while ready:
+                ready.sort(key=first_id, reverse=True)
+                item = ready.pop()
+                order.append(item)
+                for j in after.get(id(item), ()):
+                    if j in waiting:
+                        waiting[j] -= 1
+                        if waiting[j] == 0:
+                            ready.append(by_id[j])
+            if len(order) != len(mine):
+                raise DataflowError("the dataflow has a cycle that does not go through a loop variable")
+            s.schedule = order
+
+    def _plan_groups(self) -> None:
+        """For every input port, the input handles upstream of it (its frontier group)."""
+        upstream: dict[int, set] = {}
+        handles = {h.op.id: i for i, h in enumerate(self.inputs)}
+        feeds: dict[int, list[int]] = {}
+        for (src, _), subs in self.subscribers.items():
+            for dst, _ in subs:
+                feeds.setdefault(dst.id, []).append(src)
+
+        def reach(op_id) -> set:
+            done = upstream.get(op_id)
+            if done is not None:
+                return done
+            seen, stack, found = {op_id}, [op_id], set()
+            while stack:
+                o = stack.pop()
+                if o in handles:
+                    found.add(handles[o])
+                for p in feeds.get(o, ()):
+                    if p not in seen:
+                        seen.add(p)
+                        stack.append(p)
+            upstream[op_id] = found
+            return found
+
+        sources: dict[tuple[int, int], list[int]] = {}
+        for (src, _), subs in self.subscribers.items():
+            for dst, p in subs:
+                sources.setdefault((dst.id, p), []).append(src)
+        index: dict[frozenset, int] = {}
+        for op in self.ops:
+            groups = []
+            for port in range(len(op.in_lattices)):
+                found = set()
+                for src in sources.get((op.id, port), ()):
+                    found |= reach(src)
+                key = frozenset(found)
+                groups.append(index.setdefault(key, len(index)))
+            op.groups = groups or [index.setdefault(frozenset(reach(op.id)), len(index))]
+        self._groups = [tuple(self.inputs[i] for i in sorted(key)) for key in index]
+
+    # -- frontiers --------------------------------------------------------------
+
+    def _epoch_bounds(self) -> list[tuple]:
+        """(lo, hi) per frontier group: the epochs of the step under way, or of the last step's end."""
+        out = []
+        for group in self._groups:
+            if self._running:
+                lo = min((h.stepped for h in group), default=None)
+                open_ = [h.epoch for h in group if not h.closed]
+            else:
+                open_ = [h.stepped for h in group if not h.stepped_closed]
+                lo = min(open_, default=None)
+            out.append((lo, min(open_) if open_ else None))
+        return out
+
+    def frontier(self, op: Operator, port: int = 0) -> Antichain:
+        if not self._planned:
+            self._plan()
+        group = op.groups[port]
+        scope = op.input_scopes[port]
+        key = (group, id(scope), scope.rounds())
+        found = self._frontiers.get(key)
+        if found is None:
+            found = self._frontiers[key] = self._derived(group, scope, op.in_lattices[port])
+        if self._holders:
+            found = self._lowered(found, op, port)
+        return found
+
+    def _derived(self, group: int, scope: Scope, lattice: Lattice) -> Antichain:
+        if not self._bounds:
+            self._bounds = self._epoch_bounds()
+        lo, hi = self._bounds[group]
+        d = lattice.depth
+        elements = [] if hi is None else [(hi,) + (0,) * (d - 1)]
+        if lo is not None:
+            chain = []
+            s = scope
+            while s is not None and s.parent is not None:
+                chain.append(s)
+                s = s.parent
+            chain.reverse()  # outermost first: chain[k] holds coordinate k + 1
+            coords = [lo] + [0] * (d - 1)
+            for k, s in enumerate(chain):
+                if s.loop and s.round is not None:
+                    element = list(coords)
+                    element[k + 1] = s.round + 1
+                    elements.append(tuple(element))
+                    coords[k + 1] = s.round
+        return Antichain(lattice, elements)
+
+    def _held(self, op: Operator) -> None:
+        if op.held:
+            self._holders[op] = None
+        else:
+            self._holders.pop(op, None)
+
+    def _lowered(self, frontier: Antichain, op: Operator, port: int) -> Antichain:
+        """`frontier` lowered to the times held by operators upstream of (op, port)."""
+        if self._tracker is None:
+            self._tracker = self._make_tracker()
+        self._tracker.live = {("out", h.id, 0): None for h in self._holders}
+        held = self._tracker.frontier(("in", op.id, port), op.in_lattices[port])
+        return frontier.meet(held) if len(held) else frontier
+
+    def _make_tracker(self) -> ProgressTracker:
         successors: dict[tuple, list] = {}
         depth: dict[tuple, int] = {}
         for op in self.ops:
@@ -159,82 +424,130 @@ class Dataflow:
                 loc = ("in", op.id, i)
                 depth[loc] = lat.depth
                 successors[loc] = [
-                    (("out", op.id, o), s)
-                    for o in range(len(op.out_lattices))
-                    if (s := op.summary(i, o)) is not None
+                    (("out", op.id, o), s) for o in range(len(op.out_lattices)) if (s := op.summary(i, o)) is not None
                 ]
             for o, lat in enumerate(op.out_lattices):
                 loc = ("out", op.id, o)
                 depth[loc] = lat.depth
-                successors[loc] = [
-                    (("in", dst.id, p), Summary.identity(lat.depth)) for dst, p in self.subscribers.get((op.id, o), ())
-                ]
-        targets = [("in", op.id, i) for op in self.ops if op.needs_frontier for i in range(len(op.in_lattices))]
-        old = self.tracker
-        self.tracker = ProgressTracker(successors, depth.__getitem__, targets, self._stamps_at)
-        self.tracker.live = old.live
-        self.tracker.changes = old.changes + 1
-        self._graph_changed = False
+                successors[loc] = [(("in", dst.id, p), Summary.identity(lat.depth)) for dst, p in self.subscribers.get((op.id, o), ())]
+        return ProgressTracker(successors, depth.__getitem__, lambda loc: self.ops[loc[1]].held)
+
+    def outstanding(self) -> dict[str, list[tuple]]:
+        """Work not yet done, by operator: least times of pending work and held output,
+        and of queued batches (for tests and debugging)."""
+        out = {}
+        for op in self.ops:
+            times = list(op.pending) + list(op.held)
+            for queue, lat in zip(op.queues, op.in_lattices):
+                for batch in queue:
+                    if len(batch):
+                        times.append(lat.lower_bound(batch.time))
+            if times:
+                out[repr(op)] = times
+        return out
+
+    # -- messages ---------------------------------------------------------------
 
     def _route(self, subscribers, passed: set) -> list:
         """Where a batch sent to `subscribers` lands: past passthrough operators
-        (concat, loop variables), straight at the operators that use it. The
-        tracker still sees the declared graph; a passthrough's path summary is
-        the identity, so frontiers are the same either way."""
+        (concat, loop variables), straight at the operators that use it."""
         route = []
         for dst, port in subscribers:
             if dst.passthrough and dst.id not in passed:
                 route.extend(self._route(self.subscribers.get((dst.id, 0), ()), passed | {dst.id}))
             else:
-                route.append((dst, port, ("in", dst.id, port)))
+                route.append((dst, port))
         return route
-
-    def _stamps_at(self, loc: tuple) -> list[tuple]:
-        """The pointstamps at a location: its queued batches' stamps, or its capabilities."""
-        kind, op, port = loc
-        if kind == "in":
-            return [stamp for _, stamp in self.ops[op].queues[port]]
-        return self.ops[op].capabilities[port]
-
-    # -- messages ---------------------------------------------------------------
 
     def deliver(self, op: Operator, port: int, batch) -> None:
         if self.routes is None:
             self.routes = {out: self._route(subs, set()) for out, subs in self.subscribers.items()}
-        subs = self.routes.get((op.id, port))
-        if not subs:
-            return
-        stamp = op.out_lattices[port].lower_bound(batch.time)
-        live = self.tracker.live
-        for dst, p, loc in subs:
-            dst.queues[p].append((batch, stamp))
+        for dst, p in self.routes.get((op.id, port), ()):
+            dst.queues[p].append(batch)
             dst.queued += 1
-            live[loc] = None
 
     # -- running ----------------------------------------------------------------
 
     def step(self) -> None:
-        """Run every operator until nothing more can happen."""
+        """Run every operator until nothing more can happen before the inputs' frontiers."""
         if self._running:
             raise DataflowError("step() called re-entrantly (from inside an operator)")
-        if self._graph_changed:
-            self._rebuild_tracker()
+        if not self._planned:
+            self._plan()
+        for handle in self.inputs:
+            handle.flush()
         self._running = True
+        self._bounds = []
+        self._frontiers.clear()
         try:
-            for handle in self.inputs:
-                handle.flush()
-            ops = self.ops
-            tracker = self.tracker
-            while True:
-                active = False
-                for op in ops:
-                    if op.queued or (op.seen_changes != tracker.changes and op.has_pending()):
-                        op.seen_changes = tracker.changes
-                        op.run()
-                        active = True
-                if not active:
-                    break
-                if self.on_sweep is not None:
-                    self.on_sweep()
+            self._run(self.root_scope)
         finally:
             self._running = False
+            for handle in self.inputs:
+                handle.stepped, handle.stepped_closed = handle.epoch, handle.closed
+            self._bounds = []
+            self._frontiers.clear()
+
+    def _run(self, scope: Scope) -> None:
+        if not scope.loop:
+            self._sweep(scope)
+            if scope.parent is None and self.on_sweep is not None:
+                self.on_sweep()
+            return
+        r = 0 if any(op.queued for op in scope.ops) else self._next_round(scope, -1)
+        try:
+            while r is not None:
+                scope.round = r
+                self._sweep(scope)
+                if self.on_sweep is not None:
+                    self.on_sweep()
+                r = self._next_round(scope, r)
+        finally:
+            scope.round = None
+
+    def _sweep(self, scope: Scope) -> None:
+        while True:
+            for item in scope.schedule:
+                if isinstance(item, Scope):
+                    self._run(item)
+                elif item.queued or (item.pending and self._ready(item)):
+                    item.run()
+            if not (self._holders and any(op in self._holders for op in scope.ops)):
+                return
+
+    def _ready(self, op: Operator) -> bool:
+        """Whether some of the operator's pending work is at complete times."""
+        frontier = self.frontier(op, op.pending_port)
+        return any(not frontier.less_equal(t) for t in op.pending)
+
+    def _next_round(self, scope: Scope, r: int) -> int | None:
+        """The least round after r at which the loop has work: r + 1 when batches are
+        queued in it (they came round the feedback edge), else the least iteration of
+        pending work at an epoch of this step and the outer loops' current rounds."""
+        if any(op.queued for op in scope.ops):
+            return r + 1
+        if not self._bounds:
+            self._bounds = self._epoch_bounds()
+        level = scope.depth
+        outer = [(s.depth, s.round) for s in _ancestors(scope) if s.loop]
+        best = None
+        for op in scope.ops:
+            if not op.pending:
+                continue
+            hi = self._bounds[op.groups[op.pending_port]][1]
+            for t in op.pending:
+                if hi is not None and t[0] >= hi:
+                    continue
+                if any(t[k] != round_ for k, round_ in outer):
+                    continue
+                c = max(t[level], r + 1)
+                if best is None or c < best:
+                    best = c
+        return best
+
+
+def _ancestors(scope: Scope):
+    s = scope.parent
+    while s is not None:
+        yield s
+        s = s.parent

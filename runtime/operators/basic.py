@@ -2,8 +2,8 @@
 
 `Unary` covers map, filter, flat_map, negate, concat (several streams into one
 port) and the scope operators: `enter` appends an iteration coordinate 0,
-`leave` drops the last coordinate, `feedback` adds one to it. Their path
-summaries tell the progress tracker how they change times.
+`leave` drops the last coordinate, `feedback` adds one to it (the loop's back
+edge). Their path summaries say how they change times (runtime.progress).
 """
 
 from __future__ import annotations
@@ -22,12 +22,14 @@ def as_batch(message) -> Batch:
 class Unary(Operator):
     """Applies `fn(Batch) -> Batch` to every incoming batch."""
 
-    def __init__(self, dataflow, inputs, fn, name, in_lattice, out_lattice=None, summary=None):
+    def __init__(self, dataflow, inputs, fn, name, in_lattice, out_lattice=None, summary=None, scope=None):
+        """`scope`: the scope of the output, needed when it is a scope the input is not in (enter)."""
         self.fn = fn
         self.name = name
         self._summary = summary
         self.passthrough = fn is identity and summary is None and out_lattice in (None, in_lattice)
-        super().__init__(dataflow, [inputs], [in_lattice], [out_lattice or in_lattice])
+        self.feedback = fn is feedback_times
+        super().__init__(dataflow, [inputs], [in_lattice], [out_lattice or in_lattice], scope)
 
     def summary(self, in_port, out_port):
         return self._summary or Summary.identity(self.in_lattices[0].depth)

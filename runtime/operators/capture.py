@@ -22,7 +22,6 @@ from runtime.worker import Operator
 
 class CaptureOp(Operator):
     name = "capture"
-    needs_frontier = True
 
     def __init__(self, dataflow, stream, types):
         self.types = types

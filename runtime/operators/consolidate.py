@@ -10,21 +10,16 @@ On a loop's back edge this is what makes iteration stop.
 from __future__ import annotations
 
 from runtime.batch import Batch
-from runtime.grouping import minimal_times
 from runtime.operators.basic import as_batch
 from runtime.worker import Operator
 
 
 class ConsolidateOp(Operator):
     name = "consolidate"
-    needs_frontier = True
 
     def __init__(self, dataflow, stream):
         self.buffer: Batch | None = None
         super().__init__(dataflow, [[stream]], [stream.lattice], [stream.lattice])
-
-    def has_pending(self):
-        return self.buffer is not None
 
     def run(self):
         incoming = [as_batch(m) for m in self.receive(0)]
@@ -33,12 +28,10 @@ class ConsolidateOp(Operator):
         if not incoming:
             return
         pending = Batch.concat(incoming)
-        # Hold capabilities for everything buffered before asking for the frontier.
-        self.set_capabilities(minimal_times(self.in_lattices[0], pending.time))
         later = self.frontier(0).in_advance_mask(pending.time)
         if not later.all():
             ready = pending.take(~later).consolidate()
             self.send(ready)
             pending = pending.take(later)
         self.buffer = pending if len(pending) else None
-        self.set_capabilities(minimal_times(self.in_lattices[0], pending.time))
+        self.defer(pending.time)

@@ -25,18 +25,18 @@ Fuel. A burst of stream updates may match millions of arrangement updates (a
 hub key). Before looking anything up, the operator counts each ready probe's
 candidates (binary searches for each key in the trace's batches), looks
 up the longest prefix of probes with about `fuel` candidates (at least one
-probe), emits that chunk, and asks to be run again for the rest, so downstream
-operators consume each chunk before the next one exists. Stream updates wait in `pending` (with a capability held for
-their times) until their time is complete in the arrangement and fuel reaches them.
+probe), emits that chunk, and holds the times of the rest (runtime.worker): the
+operators downstream consume each chunk before the next one exists, and the
+round is swept again. Stream updates wait in `probes` until their time is
+complete in the arrangement and fuel reaches them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from runtime.batch import Batch, lead_column
+from runtime.batch import Batch
 from runtime.grouping import minimal_times
-from runtime.kernels import count_matches
 from runtime.operators.arrange import Arranged
 from runtime.operators.basic import as_batch
 from runtime.times import Antichain
@@ -47,7 +47,7 @@ FUEL = 1 << 16  # candidate matches looked up per activation
 
 class HalfJoinOp(Operator):
     name = "half_join"
-    needs_frontier = True
+    pending_port = 1  # probes wait for the arrangement's updates at their times
 
     def __init__(self, dataflow, stream: Stream, key_arity: int, arranged: Arranged, strict: bool = False, fuel: int = FUEL):
         lattice = stream.lattice
@@ -62,24 +62,19 @@ class HalfJoinOp(Operator):
         self.key_arity, self.strict, self.fuel = key_arity, strict, int(fuel)
         self.trace = arranged.trace
         self.handle = arranged.trace.new_handle()
-        self.pending: Batch | None = None
+        self.probes: Batch | None = None  # stream updates not yet looked up
         super().__init__(dataflow, [[stream], [arranged.stream]], [lattice, lattice], [lattice])
-
-    def has_pending(self) -> bool:
-        return self.pending is not None
 
     def run(self) -> None:
         incoming = [as_batch(m) for m in self.receive(0)]
         self.receive(1)  # the trace already holds these; only the frontier matters here
-        if self.pending is not None:
-            incoming.insert(0, self.pending)
+        if self.probes is not None:
+            incoming.insert(0, self.probes)
         lat = self.in_lattices[0]
         if not incoming:
-            self._hold(None)
+            self._keep(None)
             return
         pending = Batch.concat(incoming)
-        # Hold capabilities for everything received before anything else happens.
-        self.set_capabilities(minimal_times(lat, pending.time))
         waiting = self.frontier(1).in_advance_mask(pending.time)  # the arrangement may still change at <= t
         ready = np.flatnonzero(~waiting)
         # Count each ready probe's candidate matches (updates with its key, in every batch of the
@@ -95,25 +90,21 @@ class HalfJoinOp(Operator):
                 parts.append(out)
         if parts:
             self.send(Batch.concat(parts))
-        if done < len(ready):
-            self.seen_changes = -1  # out of fuel: run again in the next sweep
+        # Out of fuel: the rest of the ready probes are output due at complete times.
+        self.hold(minimal_times(lat, pending.time[:, ready[done:]]) if done < len(ready) else ())
         keep = np.ones(len(pending), dtype=bool)
         keep[ready[:done]] = False
         rest = pending.take(keep) if done else pending
-        self._hold(rest if len(rest) else None)
+        self._keep(rest if len(rest) else None)
 
     def _match_counts(self, key: np.ndarray) -> np.ndarray:
         """How many updates in the trace have each probe's key (an upper bound on its matches:
         times decide which of them match)."""
-        lead = lead_column(key)
-        counts = np.zeros(len(lead), np.int64)
-        for b in self.trace.batches:
-            counts += count_matches(b.lead, b.key, lead, key)
-        return counts
+        return self.trace.count(key)
 
     def _lookup(self, probe: Batch) -> Batch:
         key = probe.data[: self.key_arity]
-        found = self.trace.lookup(lead_column(key), key)
+        found = self.trace.lookup(key)
         owner = found.owner
         time = probe.time[:, owner]
         lat = self.in_lattices[0]
@@ -125,13 +116,13 @@ class HalfJoinOp(Operator):
         data = np.concatenate([probe.data[:, owner], found.val[:, idx]], axis=0)
         return Batch(data, time[:, idx], probe.diff[owner] * found.diff[idx])
 
-    def _hold(self, pending: Batch | None) -> None:
-        """Keep `pending`, hold capabilities for it, and let the trace compact up to what may still be probed."""
-        self.pending = pending
+    def _keep(self, pending: Batch | None) -> None:
+        """Keep `pending` for later, and let the trace compact up to what may still be probed."""
+        self.probes = pending
         lat = self.in_lattices[0]
-        held = minimal_times(lat, pending.time) if pending is not None else []
-        self.set_capabilities(held)
-        probes = Antichain(lat, list(self.frontier(0).elements) + held)
+        waiting = minimal_times(lat, pending.time) if pending is not None else []
+        self.defer(waiting)
+        probes = Antichain(lat, list(self.frontier(0).elements) + waiting)
         if self.strict:
             probes = Antichain(lat, [tuple(x - 1 for x in t) for t in probes.elements])
         self.handle.set_frontier(probes)

@@ -1,10 +1,11 @@
 """Inputs: where updates enter a dataflow, at explicit times.
 
 An `InputHandle` buffers `(row, time, diff)` updates and sends them as one batch
-(which may hold many distinct times) when the dataflow steps. It holds a
-capability at its current epoch; `advance_to(t)` promises that no update before
-`t` will follow, which lets every operator downstream complete earlier times.
-`close()` drops the capability for good. Bad rows or times raise
+(which may hold many distinct times) when the dataflow steps. Its epoch is its
+frontier: `advance_to(t)` promises that no update before `t` will follow, which
+lets every operator downstream complete earlier times at the next step
+(runtime.worker derives every frontier from the inputs' epochs). `close()`
+promises no update at all. Bad rows or times raise
 `DataflowError` naming the input, and leave the handle's state unchanged.
 """
 
@@ -34,9 +35,9 @@ class InputHandle:
         self.types = tuple(types)
         self.epoch = 0
         self.closed = False
+        self.stepped, self.stepped_closed = 0, False  # epoch and closed as of the last step's end
         self._pending: list[Batch] = []
         self.op = InputOp(dataflow, self)
-        self.op.set_capabilities([(0,)])
         dataflow.inputs.append(self)
 
     @property
@@ -87,14 +88,12 @@ class InputHandle:
             raise DataflowError(f"input {self.name!r} is closed")
         if epoch < self.epoch:
             raise DataflowError(f"input {self.name!r}: cannot advance to {epoch}, already at {self.epoch}")
-        self.flush()  # buffered updates must be stamped before the capability moves
+        self.flush()
         self.epoch = int(epoch)
-        self.op.set_capabilities([(self.epoch,)])
 
     def close(self) -> None:
         self.flush()
         self.closed = True
-        self.op.set_capabilities([])
 
     def flush(self) -> None:
         if self._pending:

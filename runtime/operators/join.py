@@ -23,7 +23,7 @@ from runtime.worker import Operator
 
 def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool) -> Batch | None:
     """delta x trace as a Batch of (key, delta vals, trace vals) or the reverse order."""
-    found = trace.lookup(delta.lead, delta.key)
+    found = trace.lookup(delta.key)
     owner = found.owner
     if not len(owner):
         return None
@@ -46,7 +46,6 @@ def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice) -> Batch | None:
 
 class JoinOp(Operator):
     name = "join"
-    needs_frontier = True
 
     def __init__(self, dataflow, left: Arranged, right: Arranged):
         self.left_trace, self.right_trace = left.trace, right.trace

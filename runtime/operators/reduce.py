@@ -171,7 +171,6 @@ class PythonReducer(Reducer):
 
 class ReduceOp(Operator):
     name = "reduce"
-    needs_frontier = True
 
     def __init__(self, dataflow, source: Arranged, reducer: Reducer, label: str = "reduce"):
         self.name = label
@@ -198,9 +197,6 @@ class ReduceOp(Operator):
     def arranged(self) -> Arranged:
         return Arranged(self.output(), self.out_trace, self.key_arity)
 
-    def has_pending(self) -> bool:
-        return len(self.pending_lead) > 0
-
     def run(self):
         received = self.receive(0)
         for b in received:
@@ -209,10 +205,6 @@ class ReduceOp(Operator):
             self.pending_time = np.concatenate([self.pending_time, b.time], axis=1)
         if not len(self.pending_lead):
             return
-        if received:
-            # Hold capabilities for the new work before asking for the frontier:
-            # what this operator is about to emit may come back round a loop.
-            self.set_capabilities(minimal_times(self.lattice, self.pending_time))
         frontier = self.frontier(0)
         future = frontier.in_advance_mask(self.pending_time)
         if future.all():
@@ -234,7 +226,7 @@ class ReduceOp(Operator):
             self.pending_lead, self.pending_key, self.pending_time = (
                 self.pending_lead[idx], self.pending_key[:, idx], self.pending_time[:, idx])
             self.pending_kept = len(idx)
-        self.set_capabilities(minimal_times(self.lattice, self.pending_time))
+        self.defer(self.pending_time)
         # Everything not in advance of the frontier is done: the traces may
         # forget distinctions between earlier times.
         self.in_handle.set_frontier(frontier)
@@ -250,8 +242,8 @@ class ReduceOp(Operator):
 
         # Histories, advanced to what has already been processed.
         since = self.in_handle.frontier
-        i_hist = self.in_trace.lookup(ulead, ukey)
-        o_hist = self.out_trace.lookup(ulead, ukey)
+        i_hist = self.in_trace.lookup(ukey)
+        o_hist = self.out_trace.lookup(ukey)
         if self._fused:
             out_g, out_t, out_d, later_g, later_t = kernels.distinct_step(
                 ngroups, gid, time, i_hist.owner, i_hist.time, i_hist.diff, o_hist.owner, o_hist.time, o_hist.diff,
@@ -261,7 +253,7 @@ class ReduceOp(Operator):
             if len(out_g):
                 # Groups are numbered in (lead, key) order and each group's
                 # corrections come in time order, once per time: already arranged.
-                self._emit(ArrangedBatch(ulead[out_g], ukey[:, out_g], ukey[:0, out_g], out_t, out_d))
+                self._emit(ArrangedBatch(ukey[:, out_g], ukey[:0, out_g], out_t, out_d))
             return
         i_g, i_vid, i_vals, i_time, i_diff = _by_value(i_hist.owner, i_hist.val, lat.advance_by(i_hist.time, since), i_hist.diff)
         o_g, o_vid, o_vals, o_time, o_diff = _by_value(o_hist.owner, o_hist.val, lat.advance_by(o_hist.time, since), o_hist.diff)
@@ -298,7 +290,7 @@ class ReduceOp(Operator):
         if not len(out_c):
             return
         out_v = res_v[:, first][:, out_vid]
-        self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d, lead=ulead[cand_g[out_c]]))
+        self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d))
 
     def _defer(self, lead, key, time) -> None:
         """Interesting times still in advance of the frontier: work for later."""

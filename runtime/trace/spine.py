@@ -1,11 +1,18 @@
-"""The spine: a trace's list of batches, merged geometrically and compacted.
+"""The spine: a trace's updates in sorted segments, merged geometrically and compacted.
 
-Batches are kept largest (oldest) first; after each insertion, while the newest
-batch is at least half the size of the one before it, the two merge. This keeps
-O(log n) batches and amortised O(log n) merge work per update. A merge applies
-logical compaction: every time is advanced by `since`, the meet of the frontiers
-of the trace's readers, and identical updates are consolidated, so updates that
-cancel once their times are indistinguishable disappear.
+A trace stores its updates in one (width, capacity) int64 block, rows being
+the key columns, the value columns, the time coordinates and the diff. The
+used part is a sequence of *segments*, oldest and largest first, each sorted
+by (key, value, time) and consolidated. An inserted batch is copied in as a
+new last segment; then, while the last segment is at least half the size of
+the one before it, the two merge (runtime.trace.kernels.merge_segments). This
+keeps O(log n) segments and amortised O(log n) merge work per update, and
+since the last segment is the one that grows, a merge rewrites only the tail
+of the block. A merge applies logical compaction: every time is advanced by
+`since`, the meet of the frontiers of the trace's readers, and identical
+updates are consolidated, so updates that cancel once their times are
+indistinguishable disappear. A lookup searches every segment in one call,
+helped by the block's fences (the key at every FENCE-th position).
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ import numpy as np
 
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
-from runtime.kernels import lookup_into, merge_arranged
+from runtime.trace.kernels import FENCE, count_segments, lookup_segments, merge_segments
+
 
 class Matches(NamedTuple):
     """Updates found by a lookup: the probe each matched, and its val, time, diff."""
@@ -52,19 +60,28 @@ class Trace:
         self.key_arity = key_arity
         self.val_arity = val_arity
         self.name = name
-        self.batches: list[ArrangedBatch] = []
+        self.width = key_arity + val_arity + lattice.depth + 1
+        self.store = np.empty((self.width, 0), np.int64)
+        self.ends: list[int] = []  # segment ends in the store, in order
+        self._ends = np.zeros(0, np.int64)  # the same, for kernels
+        self._spare = np.empty((self.width, 0), np.int64)  # where merges write
+        self.fence = np.empty((key_arity, 0), np.int64)  # fence[:, q]: the key at position q * FENCE
         self.handles: list[TraceHandle] = []
         self.since = Antichain(lattice, [lattice.minimum()])
+        self._since_columns = self.since.columns()
         # Matches per probe in recent lookups: sizes the next lookup's output
-        # so that it rarely has to grow (growing repeats a batch's search).
+        # so that it rarely has to grow (growing repeats the search).
         self._fanout = 2.0
 
     def __len__(self) -> int:
         """The number of updates held (the trace's size)."""
-        return sum(len(b) for b in self.batches)
+        return self.ends[-1] if self.ends else 0
 
     def __repr__(self):
-        return f"Trace({self.name}, batches={[len(b) for b in self.batches]})"
+        return f"Trace({self.name}, segments={self.sizes()})"
+
+    def sizes(self) -> list[int]:
+        return [b - a for a, b in zip([0] + self.ends, self.ends)]
 
     def new_handle(self) -> TraceHandle:
         handle = TraceHandle(self, self.since)
@@ -78,66 +95,143 @@ class Trace:
         for h in self.handles[1:]:
             since = since.meet(h.frontier)
         self.since = since
+        self._since_columns = since.columns()
+
+    # -- the segments ------------------------------------------------------------
+
+    def segment(self, s: int) -> ArrangedBatch:
+        """Segment s as an ArrangedBatch of views into the store (valid until the next insert)."""
+        start = self.ends[s - 1] if s else 0
+        return self._view(start, self.ends[s])
+
+    def segments(self) -> list[ArrangedBatch]:
+        return [self.segment(s) for s in range(len(self.ends))]
+
+    def _view(self, start: int, end: int) -> ArrangedBatch:
+        k, kv = self.key_arity, self.key_arity + self.val_arity
+        block = self.store[:, start:end]
+        return ArrangedBatch(block[:k], block[k:kv], block[kv:-1], block[-1])
+
+    # -- inserting and merging ---------------------------------------------------
 
     def insert(self, batch: ArrangedBatch) -> None:
-        if len(batch):
-            self.batches.append(batch)
-        self._maintain()
+        """Copy an arranged batch in as the newest segment, then merge as the spine's shape asks."""
+        n = len(batch)
+        if not n:
+            return
+        end = len(self)
+        self._reserve(end + n)
+        k, kv = self.key_arity, self.key_arity + self.val_arity
+        store = self.store
+        store[:k, end : end + n] = batch.key
+        store[k:kv, end : end + n] = batch.val
+        store[kv:-1, end : end + n] = batch.time
+        store[-1, end : end + n] = batch.diff
+        self.ends.append(end + n)
+        self._maintain(end)
 
-    def _maintain(self) -> None:
-        batches = self.batches
-        while len(batches) >= 2 and len(batches[-2]) <= 2 * len(batches[-1]):
-            newest = batches.pop()
-            batches[-1] = self._merge([batches[-1], newest])
+    def _reserve(self, size: int) -> None:
+        if size > self.store.shape[1]:
+            grown = np.empty((self.width, max(size, 2 * self.store.shape[1], 16)), np.int64)
+            used = len(self)
+            grown[:, :used] = self.store[:, :used]
+            self.store = grown
 
-    def _merge(self, batches: list[ArrangedBatch]) -> ArrangedBatch:
-        since = self.since
-        if len(batches) == 2 and self.lattice.is_product:
-            a, b = batches
-            bound = np.array(since.elements, dtype=np.int64).reshape(len(since.elements), self.lattice.depth).T
-            return ArrangedBatch(*merge_arranged(a.lead, a.key, a.val, a.time, a.diff, b.lead, b.key, b.val, b.time, b.diff, bound))
-        return ArrangedBatch.merge(batches, advance=lambda t: self.lattice.advance_by(t, since))
+    def _maintain(self, changed: int) -> None:
+        """Merge while the spine asks for it; positions from `changed` on were rewritten."""
+        ends = self.ends
+        while len(ends) >= 2:
+            a = ends[-3] if len(ends) >= 3 else 0
+            b, c = ends[-2], ends[-1]
+            if b - a > 2 * (c - b):
+                break
+            self._merge_last(a, b, c)
+            changed = min(changed, a)
+        self._ends = np.asarray(self.ends, np.int64)
+        self._refence(changed)
+
+    def _refence(self, changed: int) -> None:
+        """Fences again for the positions from `changed` on."""
+        n = len(self)
+        count = (n + FENCE - 1) // FENCE
+        if self.fence.shape[1] < count:
+            grown = np.empty((self.key_arity, max(count, 2 * self.fence.shape[1])), np.int64)
+            grown[:, : self.fence.shape[1]] = self.fence
+            self.fence = grown
+        first = (changed + FENCE - 1) // FENCE
+        if first < count:
+            self.fence[:, first:count] = self.store[: self.key_arity, first * FENCE : n : FENCE]
+
+    def _merge_last(self, a: int, b: int, c: int) -> None:
+        """Merge the last two segments [a, b) and [b, c) into one at [a, a + m)."""
+        if self._spare.shape[1] < c - a:
+            self._spare = np.empty((self.width, max(c - a, self.store.shape[1])), np.int64)
+        out = self._spare
+        if self.lattice.is_product:
+            m = merge_segments(self.store, a, b, c, self.key_arity + self.val_arity, self._since_columns, out)
+        else:
+            m = self._merge_general(a, c, out)
+        if a == 0:  # the merge rewrote the whole store: swap instead of copying back
+            self.store, self._spare = out, self.store
+        else:
+            self.store[:, a : a + m] = out[:, :m]
+        self.ends[-2:] = [a + m] if m else []
+
+    def _merge_general(self, a: int, c: int, out: np.ndarray) -> int:
+        """Merge [a, c) for lattices whose advance is not per coordinate (AltNeu): advance,
+        then arrange again."""
+        view = self._view(a, c)
+        time = self.lattice.advance_by(view.time, self.since)
+        merged = ArrangedBatch.build(view.key, view.val, time, view.diff)
+        m = len(merged)
+        k, kv = self.key_arity, self.key_arity + self.val_arity
+        out[:k, :m] = merged.key
+        out[k:kv, :m] = merged.val
+        out[kv:-1, :m] = merged.time
+        out[-1, :m] = merged.diff
+        return m
 
     def compact(self) -> None:
-        """Merge every batch into one, fully compacted (used by tests and idle time)."""
-        if self.batches:
-            merged = self._merge(self.batches)
-            self.batches = [merged] if len(merged) else []
+        """Merge every segment into one, fully compacted (used by tests and idle time)."""
+        while len(self.ends) >= 2:
+            a = self.ends[-3] if len(self.ends) >= 3 else 0
+            self._merge_last(a, self.ends[-2], self.ends[-1])
+        if len(self.ends) == 1:  # a single segment: compact it against an empty one
+            end = self.ends[0]
+            self.ends.append(end)
+            self._merge_last(0, end, end)
+        self._ends = np.asarray(self.ends, np.int64)
+        self._refence(0)
 
-    def lookup(self, probe_lead: np.ndarray, probe_key: np.ndarray) -> "Matches":
-        """All updates whose key equals a probe key, as `Matches`."""
-        probes = len(probe_lead)
-        size = 16 + int(self._fanout * 1.25 * probes) if probes and self.batches else 0
+    # -- reading -----------------------------------------------------------------
+
+    def lookup(self, probe_key: np.ndarray) -> Matches:
+        """All updates whose key equals a probe key (a column of `probe_key`), as `Matches`."""
+        probes = probe_key.shape[1]
+        size = 16 + int(self._fanout * 1.25 * probes) if probes and self.ends else 0
         out = self._matches(size)
-        end = 0
-        for b in self.batches:
-            found = lookup_into(b.lead, b.key, b.val, b.time, b.diff, probe_lead, probe_key, *out, end)
-            if found < 0:  # more matches than room: grow and look again
-                out = self._matches(max(2 * size, -2 * found), out, end)
-                size = len(out.diff)
-                found = lookup_into(b.lead, b.key, b.val, b.time, b.diff, probe_lead, probe_key, *out, end)
-            end = found
+        end = lookup_segments(self.store, self.fence, self._ends, self.key_arity, probe_key, out[0], out[1], 0)
+        if end < 0:  # more matches than room: size exactly and look again
+            out = self._matches(-end)
+            end = lookup_segments(self.store, self.fence, self._ends, self.key_arity, probe_key, out[0], out[1], 0)
         if probes:
             self._fanout = 0.5 * self._fanout + 0.5 * end / probes if end <= self._fanout * probes else end / probes
-        if end == len(out.diff):
-            return out
-        return Matches(out.owner[:end], out.val[:, :end], out.time[:, :end], out.diff[:end])
+        owner, rows = out[0][:end], out[1][:, :end]
+        v, d = self.val_arity, self.lattice.depth
+        return Matches(owner, rows[:v], rows[v : v + d], rows[-1])
 
-    def _matches(self, size: int, old: "Matches | None" = None, keep: int = 0) -> "Matches":
-        """Room for `size` matches, holding the first `keep` of `old`."""
-        out = Matches(
-            np.empty(size, np.int64),
-            np.empty((self.val_arity, size), np.int64),
-            np.empty((self.lattice.depth, size), np.int64),
-            np.empty(size, np.int64),
-        )
-        if keep:
-            for new, was in zip(out, old):
-                new[..., :keep] = was[..., :keep]
-        return out
+    def _matches(self, size: int):
+        return np.empty(size, np.int64), np.empty((self.width - self.key_arity, size), np.int64)
+
+    def count(self, probe_key: np.ndarray) -> np.ndarray:
+        """For each probe key, how many updates have it (an upper bound on its matches)."""
+        return count_segments(self.store, self.fence, self._ends, self.key_arity, probe_key)
 
     def contents(self) -> ArrangedBatch:
-        """All updates, merged (without compaction)."""
-        if not self.batches:
+        """All updates, merged into one arranged batch (a copy; no compaction)."""
+        if not self.ends:
             return ArrangedBatch.empty(self.key_arity, self.val_arity, self.lattice.depth)
-        return ArrangedBatch.merge(self.batches)
+        if len(self.ends) == 1:
+            return self._view(0, self.ends[0]).copy()
+        view = self._view(0, len(self))
+        return ArrangedBatch.build(view.key, view.val, view.time, view.diff)

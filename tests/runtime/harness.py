@@ -50,10 +50,10 @@ def check(program, arities, steps, outputs=1):
 
 
 def assert_frontiers_past(df, epoch):
-    """No pointstamp anywhere (capabilities or messages) is before `epoch`."""
-    for loc, stamps in df.tracker.pointstamps().items():
-        for t in stamps:
-            assert t[0] >= epoch, f"pointstamp {t} at {loc} is before the input frontier {epoch}"
+    """No outstanding work anywhere (pending, held or queued) is before `epoch`."""
+    for op, times in df.outstanding().items():
+        for t in times:
+            assert t[0] >= epoch, f"work at {t} in {op} is before the input frontier {epoch}"
 
 
 def toggles(n_inputs, arities, values=4, max_updates=6, max_steps=6, max_offset=2, max_advance=2):

@@ -56,32 +56,6 @@ def test_radix_lexsort_equals_lexsort(data):
 
 @settings(max_examples=100, deadline=None)
 @given(st.data())
-def test_lookup_into_writes_every_match_or_asks_for_room(data):
-    keys = np.sort(data.draw(arrays(np.int64, st.integers(0, 30), elements=st.integers(0, 12))))
-    n = len(keys)
-    val = np.arange(n, dtype=np.int64)[None, :] * 10
-    time = np.vstack([np.arange(n, dtype=np.int64), -np.arange(n, dtype=np.int64)])
-    diff = np.arange(n, dtype=np.int64) + 1
-    probes = np.sort(data.draw(arrays(np.int64, st.integers(0, 12), elements=st.integers(-1, 13))))
-    at = data.draw(st.integers(0, 3))
-    room = data.draw(st.integers(0, 40))
-    out = (np.full(room, -7), np.full((1, room), -7), np.full((2, room), -7), np.full(room, -7))
-    end = kernels.lookup_into(keys, keys[None, :], val, time, diff, probes, probes[None, :], *out, at)
-    expected = [(i, j) for i in range(len(probes)) for j in range(n) if keys[j] == probes[i]]
-    if at + len(expected) > room:
-        assert end == -(at + len(expected))
-        return
-    assert end == at + len(expected)
-    owner, pos = [i for i, _ in expected], [j for _, j in expected]
-    assert out[0][at:end].tolist() == owner
-    assert out[1][0, at:end].tolist() == (val[0, pos]).tolist()
-    assert out[2][:, at:end].tolist() == time[:, pos].tolist()
-    assert out[3][at:end].tolist() == diff[pos].tolist()
-    assert (out[3][:at] == -7).all() and (out[3][end:] == -7).all()
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.data())
 def test_lookup_positions_finds_every_match(data):
     keys = np.sort(data.draw(arrays(np.int64, st.integers(0, 30), elements=st.integers(0, 12))))
     probes = data.draw(arrays(np.int64, st.integers(0, 12), elements=st.integers(-1, 13)))
@@ -111,33 +85,6 @@ def test_advance_product_is_meet_of_joins(data):
     assert got.tolist() == expected.tolist()
 
 
-def _arranged(data, n, key_arity, val_arity, depth):
-    from runtime.trace import ArrangedBatch
-
-    key = data.draw(arrays(np.int64, (key_arity, n), elements=st.integers(0, 3)))
-    val = data.draw(arrays(np.int64, (val_arity, n), elements=st.integers(0, 2)))
-    time = data.draw(arrays(np.int64, (depth, n), elements=st.integers(0, 3)))
-    diff = data.draw(arrays(np.int64, n, elements=st.sampled_from([-1, 1, 2])))
-    return ArrangedBatch.build(key, val, time, diff)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.data())
-def test_merge_arranged_equals_arranging_the_advanced_concatenation(data):
-    from runtime.trace import ArrangedBatch
-
-    shape = (data.draw(st.integers(1, 2)), data.draw(st.integers(0, 1)), data.draw(st.integers(1, 2)))
-    a = _arranged(data, data.draw(st.integers(0, 25)), *shape)
-    b = _arranged(data, data.draw(st.integers(0, 25)), *shape)
-    since = data.draw(arrays(np.int64, (shape[2], data.draw(st.integers(0, 2))), elements=st.integers(0, 3)))
-    got = kernels.merge_arranged(a.lead, a.key, a.val, a.time, a.diff, b.lead, b.key, b.val, b.time, b.diff, since)
-    time = kernels.advance_product(np.concatenate([a.time, b.time], axis=1), since)
-    want = ArrangedBatch.build(np.concatenate([a.key, b.key], axis=1), np.concatenate([a.val, b.val], axis=1), time,
-                               np.concatenate([a.diff, b.diff]))
-    for g, w in zip(got, (want.lead, want.key, want.val, want.time, want.diff)):
-        assert g.tolist() == w.tolist()
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_arrange_sorts_and_consolidates_like_a_counter(data):
@@ -158,18 +105,6 @@ def test_arrange_sorts_and_consolidates_like_a_counter(data):
     expected = sorted((row, d) for row, d in expected.items() if d)
     got = [((int(lead_out[i]), *cols_out[:, i].tolist(), *time_out[:, i].tolist()), int(diff_out[i])) for i in range(len(diff_out))]
     assert got == expected
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.data())
-def test_count_matches_counts_the_updates_with_each_probe_key(data):
-    n = data.draw(st.integers(0, 40))
-    key = data.draw(arrays(np.int64, (2, n), elements=st.integers(0, 4)))
-    key = key[:, np.lexsort(key[::-1])] if n else key
-    probes = data.draw(arrays(np.int64, (2, data.draw(st.integers(0, 12))), elements=st.integers(-1, 5)))
-    got = kernels.count_matches(key[0].copy(), key, probes[0].copy(), probes)
-    expected = [int(np.sum((key[0] == p0) & (key[1] == p1))) for p0, p1 in probes.T]
-    assert got.tolist() == expected
 
 
 def test_arrange_restores_a_column_that_takes_all_64_bits_of_the_packed_key():

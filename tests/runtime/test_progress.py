@@ -44,9 +44,8 @@ def test_frontiers_pass_every_finished_epoch_in_a_loop():
         df.step()
         assert_frontiers_past(df, epoch)
         for op in df.ops:
-            if op.needs_frontier:
-                for port in range(len(op.in_lattices)):
-                    assert all(t[0] >= epoch for t in op.frontier(port)), (op, op.frontier(port))
+            for port in range(len(op.in_lattices)):
+                assert all(t[0] >= epoch for t in op.frontier(port)), (op, op.frontier(port))
         assert cap.done(epoch - 1) and not cap.done(epoch)
     # the chain 0 -> 1 -> 2 -> ... lost (1, 2) at epoch 3: only 0 and 1 remain
     assert set(cap.contents()) == {(0, 0), (0, 1)}
@@ -59,7 +58,7 @@ def test_closing_every_input_empties_all_frontiers():
     ein.insert([(1, 2), (2, 3)])
     ein.close()
     df.step()
-    assert not df.tracker.pointstamps()
+    assert not df.outstanding()
     assert cap.frontier().is_empty()
 
 

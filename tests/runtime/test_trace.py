@@ -7,7 +7,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from runtime import Dataflow
-from runtime.batch import lead_column
 from runtime.operators.capture import CaptureOp
 from runtime.times import Antichain, Lattice
 from runtime.trace import ArrangedBatch, Trace
@@ -32,7 +31,7 @@ def test_lookup_finds_exactly_the_matching_keys(batches, probes):
         for r, t, d in rows:
             everything[(r, t)] += d
     probe_key = np.array(probes, dtype=np.int64).T.reshape(2, -1)
-    found = trace.lookup(lead_column(probe_key), probe_key)
+    found = trace.lookup(probe_key)
     got = Counter()
     for i, v, t, d in zip(found.owner, *found.val, found.time[0], found.diff):
         k0, k1 = probe_key[:, i]
@@ -49,24 +48,64 @@ def test_lookup_of_a_key_with_more_updates_than_room_finds_them_all():
     sizes = [1000, 400, 150, 60]  # four batches (each under half the previous: no merges)
     for b, size in enumerate(sizes):
         trace.insert(batch([((7, v), b, 1) for v in range(size)] + [((8, v), b, 1) for v in range(3)], 1))
-    assert len(trace.batches) == 4
+    assert len(trace.ends) == 4
     missing = np.array([[1, 2, 3, 4, 5, 6]], dtype=np.int64)
-    assert len(trace.lookup(lead_column(missing), missing).diff) == 0  # teaches the trace a fan-out of 0
+    assert len(trace.lookup(missing).diff) == 0  # teaches the trace a fan-out of 0
     probe_key = np.array([[8, 7, 9]], dtype=np.int64)
     want = sorted([(1, v, b, 1) for b, size in enumerate(sizes) for v in range(size)] + [(0, v, b, 1) for b in range(4) for v in range(3)])
     for _ in range(2):  # the second lookup starts with the room the first needed
-        found = trace.lookup(lead_column(probe_key), probe_key)
+        found = trace.lookup(probe_key)
         got = sorted(zip(found.owner.tolist(), found.val[0].tolist(), found.time[0].tolist(), found.diff.tolist()))
         assert got == want
 
 
-def test_multi_column_keys_sharing_a_lead_never_join():
+def test_multi_column_keys_sharing_a_leading_column_never_join():
     # The same leading column for two different keys: the other key columns decide.
-    key = np.array([[1, 2], [5, 6]], dtype=np.int64)
-    b = ArrangedBatch.build(key, np.zeros((0, 2), np.int64), np.zeros((1, 2), np.int64), np.ones(2, np.int64),
-                            lead=np.array([7, 7], dtype=np.int64))
-    owner, pos = b.lookup(np.array([7], dtype=np.int64), np.array([[2], [6]], dtype=np.int64))
-    assert pos.tolist() == [int(np.flatnonzero(b.key[0] == 2)[0])]
+    trace = Trace(Lattice(), 2, 0)
+    trace.insert(ArrangedBatch.build(np.array([[7, 7], [5, 6]], dtype=np.int64), np.zeros((0, 2), np.int64),
+                                     np.zeros((1, 2), np.int64), np.ones(2, np.int64)))
+    found = trace.lookup(np.array([[7], [6]], dtype=np.int64))
+    assert found.owner.tolist() == [0] and found.diff.tolist() == [1]
+    assert trace.count(np.array([[7, 7, 8], [6, 4, 6]], dtype=np.int64)).tolist() == [1, 0, 0]
+
+
+def test_a_merge_sums_an_update_of_the_newer_segment_into_the_older_ones_run():
+    # The older segment holds (7, 0) at times 1 and 2; the newer one (7, 0) at time 1 again.
+    trace = Trace(Lattice(), 1, 1)
+    trace.insert(batch([((7, 0), 1, 1), ((7, 0), 2, 1)], 1))
+    trace.insert(batch([((7, 0), 1, 1)], 1))
+    assert trace.sizes() == [2]
+    seg = trace.segment(0)
+    assert seg.time[0].tolist() == [1, 2] and seg.diff.tolist() == [2, 1]
+
+
+@given(st.lists(st.tuples(updates, st.integers(0, 4)), min_size=1, max_size=8))
+def test_segments_hold_the_advanced_consolidated_updates(steps):
+    """After any inserts and frontier moves, the trace accumulates like the updates with
+    times advanced to the frontier, each segment sorted and consolidated."""
+    lat = Lattice()
+    trace = Trace(lat, 1, 2)
+    handle = trace.new_handle()
+    everything = Counter()
+    frontier = 0
+    for rows, advance in steps:
+        trace.insert(batch(rows, 1))
+        for r, t, d in rows:
+            everything[(r, t)] += d
+        frontier += advance
+        handle.set_frontier(Antichain(lat, [(frontier,)]))
+        got = Counter()
+        for seg in trace.segments():
+            cols = np.vstack([seg.key, seg.val, seg.time])
+            assert np.all(np.diff(np.lexsort(cols[::-1])) == 1), "segment not sorted"
+            assert np.unique(cols, axis=1).shape[1] == len(seg), "segment not consolidated"
+            assert np.all(seg.diff != 0)
+            for col, d in zip(cols.T.tolist(), seg.diff.tolist()):
+                got[(tuple(col[:3]), max(col[3], frontier))] += d
+        want = Counter()
+        for (r, t), d in everything.items():
+            want[(r, max(t, frontier))] += d
+        assert +got == +want and -got == -want
 
 
 def test_merges_compact_to_the_readers_frontier():

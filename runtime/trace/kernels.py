@@ -1,0 +1,280 @@
+"""Compiled loops over a trace's storage: lookups in every segment, merges of two.
+
+A trace keeps its updates in one C-ordered (width, capacity) int64 block whose
+rows are the key columns, the value columns, the time coordinates and the
+diff, and whose used part is cut into *segments*, each sorted by (key, value,
+time) and consolidated (runtime.trace.spine). Beside it, *fences*: the key of
+every FENCE-th position, a small array that stays in cache. These kernels take
+the block, the fences and the segments' ends, so a lookup in a whole trace,
+however many segments it has, is one call: what a single update pays most for
+is the number of calls, not the rows they touch.
+
+Probes come sorted, mostly. A probe is sought in each segment from where the
+previous probe was found: a few steps forward (dense probes), else by galloping
+over the fences and a binary search within one fence block, so a sparse probe
+into a large segment touches a cache line or two of the block rather than one
+per binary search step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types as nt
+
+from runtime.jit import helper, inlined, kernel
+from runtime.kernels import I, M, V
+
+FENCE_SHIFT = 5
+FENCE = 1 << FENCE_SHIFT  # positions between fences
+_STEPS = 8  # positions tried one by one before galloping
+
+C = nt.Array(nt.int64, 2, "C")  # a trace's block or fences: C-ordered, so rows are contiguous
+
+
+@inlined
+def _key_less(store, j, probe, i, k):
+    """Row j's key sorts before probe i's."""
+    for c in range(k):
+        a = store[c, j]
+        b = probe[c, i]
+        if a != b:
+            return a < b
+    return False
+
+
+@inlined
+def _key_equal(store, j, probe, i, k):
+    for c in range(k):
+        if store[c, j] != probe[c, i]:
+            return False
+    return True
+
+
+@helper
+def _seek(store, fence, k, start, end, probe, i, lo):
+    """The first position in [start, end) whose key is not before probe i's, looking
+    from `lo` (where the previous probe was found)."""
+    if lo > start and not _key_less(store, lo - 1, probe, i, k):
+        lo = start  # the probe is before the previous one
+    for _ in range(_STEPS):
+        if lo >= end or not _key_less(store, lo, probe, i, k):
+            return lo
+        lo += 1
+    # Gallop over the fences after lo for the first whose key is not before the probe.
+    qend = ((end - 1) >> FENCE_SHIFT) + 1
+    q = (lo >> FENCE_SHIFT) + 1
+    step = 1
+    top = qend
+    while True:
+        p = q + step - 1
+        if p >= qend:
+            break
+        if not _key_less(fence, p, probe, i, k):
+            top = p
+            break
+        q = p + 1
+        step *= 2
+    while q < top:
+        mid = (q + top) >> 1
+        if _key_less(fence, mid, probe, i, k):
+            q = mid + 1
+        else:
+            top = mid
+    # Fence q - 1 (or lo) is before the probe; fence q, if in the segment, is not.
+    left = max(lo, (q - 1) << FENCE_SHIFT)
+    hi = end if q >= qend else q << FENCE_SHIFT
+    while left < hi:
+        mid = (left + hi) >> 1
+        if _key_less(store, mid, probe, i, k):
+            left = mid + 1
+        else:
+            hi = mid
+    return left
+
+
+@kernel(C, C, V, I, M, V, M, I)
+def lookup_segments(store, fence, ends, k, probe, out_owner, out_rows, at):
+    """Every update whose key (the first k rows of `store`) equals a probe's, in every
+    segment: the probe's index into out_owner, and the update's value, time and diff
+    (store rows k..) into out_rows, from column `at` on.
+
+    Returns the end of what was written, or minus the end it would need when the
+    out arrays are too small (what was written is then garbage). The caller owns
+    the out arrays: handing fresh arrays back to Python costs more than a small
+    lookup.
+    """
+    width = store.shape[0]
+    room = out_owner.shape[0]
+    m = at
+    start = 0
+    for s in range(ends.shape[0]):
+        end = ends[s]
+        lo = start
+        for i in range(probe.shape[1]):
+            lo = _seek(store, fence, k, start, end, probe, i, lo)
+            j = lo
+            while j < end and _key_equal(store, j, probe, i, k):
+                if m < room:
+                    out_owner[m] = i
+                    for c in range(k, width):
+                        out_rows[c - k, m] = store[c, j]
+                m += 1
+                j += 1
+        start = end
+    return m if m <= room else -m
+
+
+@kernel(C, C, V, I, M)
+def count_segments(store, fence, ends, k, probe):
+    """For each probe, how many updates of all segments have its key (the end of a
+    key's updates found by galloping, so a hub key is counted without walking them)."""
+    counts = np.zeros(probe.shape[1], np.int64)
+    start = 0
+    for s in range(ends.shape[0]):
+        end = ends[s]
+        lo = start
+        for i in range(probe.shape[1]):
+            lo = _seek(store, fence, k, start, end, probe, i, lo)
+            step = 1
+            past = lo
+            while past + step - 1 < end and _key_equal(store, past + step - 1, probe, i, k):
+                past += step
+                step *= 2
+            hi = min(past + step - 1, end)
+            while past < hi:
+                mid = (past + hi) >> 1
+                if _key_equal(store, mid, probe, i, k):
+                    past = mid + 1
+                else:
+                    hi = mid
+            counts[i] += past - lo
+        start = end
+    return counts
+
+
+@helper
+def _consolidate_runs(out, start, m, kv):
+    """In out[:, start:m], sorted by the first kv rows: sort the times within each run of
+    equal (key, value), sum the diffs of equal times, drop zeros; in place. Returns the new end."""
+    dr = out.shape[0] - 1
+    w = start
+    i = start
+    while i < m:
+        j = i + 1
+        while j < m and _rows_equal(out, j, i, kv):
+            j += 1
+        if j - i == 1:
+            if out[dr, i] != 0:
+                if w != i:
+                    for x in range(dr + 1):
+                        out[x, w] = out[x, i]
+                w += 1
+            i = j
+            continue
+        for p in range(i + 1, j):  # insertion sort by time: runs are short
+            q = p
+            while q > i and _time_less(out, q, q - 1, kv, dr):
+                for x in range(kv, dr + 1):
+                    out[x, q], out[x, q - 1] = out[x, q - 1], out[x, q]
+                q -= 1
+        p = i
+        while p < j:
+            total = out[dr, p]
+            q = p + 1
+            while q < j and not _time_less(out, p, q, kv, dr):
+                total += out[dr, q]
+                q += 1
+            if total != 0:
+                for x in range(dr):
+                    out[x, w] = out[x, p]
+                out[dr, w] = total
+                w += 1
+            p = q
+        i = j
+    return w
+
+
+@inlined
+def _rows_equal(block, a, b, n):
+    for c in range(n):
+        if block[c, a] != block[c, b]:
+            return False
+    return True
+
+
+@inlined
+def _time_less(block, a, b, t0, t1):
+    for x in range(t0, t1):
+        if block[x, a] != block[x, b]:
+            return block[x, a] < block[x, b]
+    return False
+
+
+@kernel(C, I, I, I, I, M, C)
+def merge_segments(store, a, b, c, kv, since, out):
+    """Merge the segments store[:, a:b] and store[:, b:c] into out[:, :m] and return m.
+
+    The result is sorted by (key and value: the first kv rows, time) and
+    consolidated, with every time advanced by `since` under the product order
+    (per coordinate, the least over since's elements of max(t, f)). Advancing
+    keeps the (key, value) order, so this is one linear merge; where it put two
+    updates of one (key, value) next to each other, a second pass sorts each
+    such run's times and sums equal ones, and updates summing to zero go.
+    """
+    width = store.shape[0]
+    dr = width - 1
+    nf = since.shape[1]
+    i = a
+    j = b
+    m = 0
+    first_run = -1
+    run_start = 0
+    last_side = -1
+    last_moved = False
+    while i < b or j < c:
+        if j >= c:
+            side = 0
+        elif i >= b:
+            side = 1
+        else:
+            side = 0
+            for x in range(kv):
+                p = store[x, i]
+                q = store[x, j]
+                if p != q:
+                    side = 0 if p < q else 1
+                    break
+        if side == 0:
+            r = i
+            i += 1
+        else:
+            r = j
+            j += 1
+        for x in range(kv):
+            out[x, m] = store[x, r]
+        moved = False
+        for x in range(kv, dr):
+            t = store[x, r]
+            if nf:
+                best = max(t, since[x - kv, 0])
+                for f in range(1, nf):
+                    best = min(best, max(t, since[x - kv, f]))
+                if best != t:
+                    moved = True
+                t = best
+            out[x, m] = t
+        out[dr, m] = store[dr, r]
+        # Two updates of one (key, value) next to each other need consolidating when they
+        # come from different segments or advancing moved a time (they may now be equal
+        # or out of order); within one segment, unmoved, they are sorted and distinct.
+        if first_run < 0:
+            if m == 0 or not _rows_equal(out, m, m - 1, kv):
+                run_start = m
+            elif side != last_side or moved or last_moved:
+                first_run = run_start
+        last_side = side
+        last_moved = moved
+        m += 1
+    if first_run >= 0:
+        m = _consolidate_runs(out, first_run, m, kv)
+    return m

@@ -1,0 +1,87 @@
+"""The trace's kernels against brute force: lookups and counts over every segment, merges."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from runtime.trace import ArrangedBatch
+from runtime.trace.kernels import FENCE, count_segments, lookup_segments, merge_segments
+
+
+def _segments(data, key_arity, val_arity, depth):
+    """A trace block of sorted, consolidated segments (some long enough to have fences), its
+    fences and ends, and the updates as (key, val, time, diff) tuples per segment."""
+    blocks, ends = [], []
+    for _ in range(data.draw(st.integers(0, 4))):
+        n = data.draw(st.sampled_from([0, 1, 5, 40, 3 * FENCE + 7]))
+        key = data.draw(arrays(np.int64, (key_arity, n), elements=st.integers(0, 6)))
+        val = data.draw(arrays(np.int64, (val_arity, n), elements=st.integers(0, 3)))
+        time = data.draw(arrays(np.int64, (depth, n), elements=st.integers(0, 3)))
+        b = ArrangedBatch.build(key, val, time, np.ones(n, np.int64))
+        blocks.append(np.vstack([b.key, b.val, b.time, b.diff[None]]))
+        ends.append((ends[-1] if ends else 0) + len(b))
+    store = np.ascontiguousarray(np.hstack(blocks)) if blocks else np.zeros((key_arity + val_arity + depth + 1, 0), np.int64)
+    fence = np.ascontiguousarray(store[:key_arity, ::FENCE])
+    return store, fence, np.array(ends, np.int64)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_lookup_segments_writes_every_match_of_every_segment_or_asks_for_room(data):
+    k = data.draw(st.integers(0, 2))
+    store, fence, ends = _segments(data, k, 1, 2)
+    probes = data.draw(arrays(np.int64, (k, data.draw(st.integers(0, 12))), elements=st.integers(-1, 7)))
+    if data.draw(st.booleans()) and probes.shape[1]:
+        probes = probes[:, np.lexsort(probes[::-1])] if k else probes
+    at = data.draw(st.integers(0, 3))
+    room = data.draw(st.sampled_from([0, 10, 10_000]))
+    owner, rows = np.full(room, -7), np.full((store.shape[0] - k, room), -7)
+    end = lookup_segments(store, fence, ends, k, probes, owner, rows, at)
+    starts = [0] + ends.tolist()[:-1]
+    expected = [(i, j) for s, e in zip(starts, ends.tolist()) for i in range(probes.shape[1]) for j in range(s, e)
+                if store[:k, j].tolist() == probes[:, i].tolist()]
+    if at + len(expected) > room:
+        assert end == -(at + len(expected))
+        return
+    assert end == at + len(expected)
+    assert owner[at:end].tolist() == [i for i, _ in expected]
+    assert rows[:, at:end].tolist() == store[k:, [j for _, j in expected]].tolist()
+    assert (owner[:at] == -7).all() and (owner[end:] == -7).all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_count_segments_counts_the_updates_with_each_probe_key(data):
+    k = data.draw(st.integers(1, 2))
+    store, fence, ends = _segments(data, k, 0, 1)
+    probes = data.draw(arrays(np.int64, (k, data.draw(st.integers(0, 12))), elements=st.integers(-1, 7)))
+    got = count_segments(store, fence, ends, k, probes)
+    n = int(ends[-1]) if len(ends) else 0
+    expected = [sum(store[:k, j].tolist() == p for j in range(n)) for p in probes.T.tolist()]
+    assert got.tolist() == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_merge_segments_equals_arranging_the_advanced_concatenation(data):
+    k, v, d = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 1)), data.draw(st.integers(1, 2))
+    halves = []
+    for _ in range(2):
+        n = data.draw(st.sampled_from([0, 1, 6, 30]))
+        key = data.draw(arrays(np.int64, (k, n), elements=st.integers(0, 3)))
+        val = data.draw(arrays(np.int64, (v, n), elements=st.integers(0, 2)))
+        time = data.draw(arrays(np.int64, (d, n), elements=st.integers(0, 3)))
+        diff = data.draw(arrays(np.int64, n, elements=st.sampled_from([-1, 1, 2])))
+        b = ArrangedBatch.build(key, val, time, diff)
+        halves.append(np.vstack([b.key, b.val, b.time, b.diff[None]]))
+    lead = data.draw(st.integers(0, 3))  # rows before the two segments, which the merge leaves alone
+    store = np.ascontiguousarray(np.hstack([np.full((k + v + d + 1, lead), 9)] + halves))
+    a, b, c = lead, lead + halves[0].shape[1], store.shape[1]
+    since = data.draw(arrays(np.int64, (d, data.draw(st.integers(0, 2))), elements=st.integers(0, 3)))
+    out = np.full((store.shape[0], c - a + 1), -7)
+    m = merge_segments(store, a, b, c, k + v, since, out)
+    both = store[:, a:c]
+    time = np.maximum(both[k + v : -1, :, None], since[:, None, :]).min(axis=2) if since.shape[1] else both[k + v : -1]
+    want = ArrangedBatch.build(both[:k], both[k : k + v], time, both[-1])
+    assert out[:, :m].tolist() == np.vstack([want.key, want.val, want.time, want.diff[None]]).tolist()
