@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.batch import INT
+from runtime.batch import INT, lead_column
 from runtime.symbols import decode_floats, encode_floats
-from runtime.grouping import dense_ids, minimal_times, sort_rows, sum_by, unique_pairs
+from runtime.grouping import dense_ids, sort_rows, sum_by, unique_pairs
 from runtime.operators import reduce_kernels as kernels
 from runtime.operators.arrange import Arranged
 from runtime.times import ALTNEU, Antichain
@@ -188,7 +188,6 @@ class ReduceOp(Operator):
         self.out_handle = self.out_trace.new_handle()
         kk = source.key_arity
         self.key_arity = kk
-        self.pending_lead = np.zeros(0, INT)
         self.pending_key = np.zeros((kk, 0), INT)
         self.pending_time = np.zeros((lat.depth, 0), INT)
         self.pending_kept = 0  # pending work after its last deduplication
@@ -199,32 +198,31 @@ class ReduceOp(Operator):
 
     def run(self):
         received = self.receive(0)
-        for b in received:
-            self.pending_lead = np.concatenate([self.pending_lead, b.lead])
-            self.pending_key = np.concatenate([self.pending_key, b.key], axis=1)
-            self.pending_time = np.concatenate([self.pending_time, b.time], axis=1)
-        if not len(self.pending_lead):
+        if received:
+            self.pending_key = np.concatenate([self.pending_key] + [b.key for b in received], axis=1)
+            self.pending_time = np.concatenate([self.pending_time] + [b.time for b in received], axis=1)
+        if not self.pending_key.shape[1]:
             return
         frontier = self.frontier(0)
         future = frontier.in_advance_mask(self.pending_time)
         if future.all():
             self._hold(frontier)
             return
-        ready = ~future
-        lead, key, time = self.pending_lead[ready], self.pending_key[:, ready], self.pending_time[:, ready]
-        self.pending_lead = self.pending_lead[future]
-        self.pending_key = self.pending_key[:, future]
-        self.pending_time = self.pending_time[:, future]
-        self._process(lead, key, time, frontier)
+        if future.any():
+            key, time = self.pending_key[:, ~future], self.pending_time[:, ~future]
+            self.pending_key, self.pending_time = self.pending_key[:, future], self.pending_time[:, future]
+        else:
+            key, time = self.pending_key, self.pending_time
+            self.pending_key, self.pending_time = key[:, :0], time[:, :0]
+        self._process(key, time, frontier)
         self._hold(frontier)
 
     def _hold(self, frontier: Antichain) -> None:
-        if len(self.pending_lead) > 2 * self.pending_kept + 32:
+        if self.pending_key.shape[1] > 2 * self.pending_kept + 32:
             # Keep each pending (key, time) once. A repeat costs only work, so
             # this runs when pending work has doubled, not on every run.
-            _, idx = dense_ids(self.pending_lead, np.concatenate([self.pending_key, self.pending_time], axis=0))
-            self.pending_lead, self.pending_key, self.pending_time = (
-                self.pending_lead[idx], self.pending_key[:, idx], self.pending_time[:, idx])
+            _, idx = dense_ids(lead_column(self.pending_key), np.concatenate([self.pending_key, self.pending_time], axis=0))
+            self.pending_key, self.pending_time = self.pending_key[:, idx], self.pending_time[:, idx]
             self.pending_kept = len(idx)
         self.defer(self.pending_time)
         # Everything not in advance of the frontier is done: the traces may
@@ -232,29 +230,30 @@ class ReduceOp(Operator):
         self.in_handle.set_frontier(frontier)
         self.out_handle.set_frontier(frontier)
 
-    def _process(self, lead, key, time, frontier: Antichain) -> None:
+    def _process(self, key, time, frontier: Antichain) -> None:
         lat = self.lattice
         alt = self._alt
+        since = self.in_handle.frontier
+        if self._fused:
+            # Sorted by key then time, the pairs meet the traces' segments in one pass each.
+            order = sort_rows(lead_column(key), np.concatenate([key, time], axis=0))
+            key, time = key[:, order], time[:, order]
+            out_p, out_t, out_d, later_p, later_t = kernels.distinct_fused(
+                key, time, *self.in_trace.parts(), *self.out_trace.parts(), since.columns(), frontier.columns())
+            if len(later_p):
+                self._defer(key[:, later_p], later_t)
+            if len(out_p):
+                # Keys come in order and each key's corrections in time order: already arranged.
+                self._emit(ArrangedBatch(key[:, out_p], key[:0, out_p], out_t, out_d))
+            return
         # Distinct keys, each with an index g.
-        gid, first = dense_ids(lead, key)
-        ulead, ukey = lead[first], key[:, first]
+        gid, first = dense_ids(lead_column(key), key)
+        ukey = key[:, first]
         ngroups = len(first)
 
         # Histories, advanced to what has already been processed.
-        since = self.in_handle.frontier
         i_hist = self.in_trace.lookup(ukey)
         o_hist = self.out_trace.lookup(ukey)
-        if self._fused:
-            out_g, out_t, out_d, later_g, later_t = kernels.distinct_step(
-                ngroups, gid, time, i_hist.owner, i_hist.time, i_hist.diff, o_hist.owner, o_hist.time, o_hist.diff,
-                since.columns(), frontier.columns())
-            if len(later_g):
-                self._defer(ulead[later_g], ukey[:, later_g], later_t)
-            if len(out_g):
-                # Groups are numbered in (lead, key) order and each group's
-                # corrections come in time order, once per time: already arranged.
-                self._emit(ArrangedBatch(ukey[:, out_g], ukey[:0, out_g], out_t, out_d))
-            return
         i_g, i_vid, i_vals, i_time, i_diff = _by_value(i_hist.owner, i_hist.val, lat.advance_by(i_hist.time, since), i_hist.diff)
         o_g, o_vid, o_vals, o_time, o_diff = _by_value(o_hist.owner, o_hist.val, lat.advance_by(o_hist.time, since), o_hist.diff)
 
@@ -267,7 +266,7 @@ class ReduceOp(Operator):
             cand_g, cand_t = unique_pairs(*kernels.interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt))
         later = frontier.in_advance_mask(cand_t)
         if later.any():
-            self._defer(ulead[cand_g[later]], ukey[:, cand_g[later]], cand_t[:, later])
+            self._defer(ukey[:, cand_g[later]], cand_t[:, later])
             cand_g, cand_t = cand_g[~later], cand_t[:, ~later]
         if not len(cand_g):
             return
@@ -292,9 +291,8 @@ class ReduceOp(Operator):
         out_v = res_v[:, first][:, out_vid]
         self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d))
 
-    def _defer(self, lead, key, time) -> None:
+    def _defer(self, key, time) -> None:
         """Interesting times still in advance of the frontier: work for later."""
-        self.pending_lead = np.concatenate([self.pending_lead, lead])
         self.pending_key = np.concatenate([self.pending_key, key], axis=1)
         self.pending_time = np.concatenate([self.pending_time, time], axis=1)
 

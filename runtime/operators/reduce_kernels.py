@@ -14,7 +14,8 @@ import numba
 import numpy as np
 
 from runtime.jit import helper, inlined, kernel
-from runtime.kernels import I, M, V, advance_product, nt, same_columns
+from runtime.kernels import I, M, V, nt, same_columns
+from runtime.trace.kernels import C, _key_equal, _seek
 
 B = nt.Array(nt.boolean, 1, "A")
 
@@ -289,44 +290,6 @@ def product_interesting_times(ngroups, new_g, new_t, a_g, a_t, b_g, b_t):
 
 
 @helper
-def _le_product(a, ia, b, ib):
-    for k in range(a.shape[0]):
-        if a[k, ia] > b[k, ib]:
-            return False
-    return True
-
-
-@helper
-def _sorted_by_x(times, pos, lo, hi, scratch):
-    """pos[lo:hi] ordered by the first time coordinate, in `scratch` (grown if needed)."""
-    k = hi - lo
-    if k > scratch.shape[0]:
-        scratch = np.empty(2 * k, np.int64)
-    for r in range(k):
-        scratch[r] = pos[lo + r]
-    if k <= 32:
-        for i in range(1, k):
-            v = scratch[i]
-            j = i - 1
-            while j >= 0 and times[0, scratch[j]] > times[0, v]:
-                scratch[j + 1] = scratch[j]
-                j -= 1
-            scratch[j + 1] = v
-    else:
-        part = scratch[:k].copy()
-        scratch[:k] = part[np.argsort(times[0, part], kind="mergesort")]
-    return scratch, k
-
-
-@helper
-def _y_index(ys, ny, times, i):
-    """Index among the sorted y-coordinates ys[:ny] of time i's y (0 in one dimension)."""
-    if times.shape[0] == 1:
-        return 0
-    return np.searchsorted(ys[:ny], times[1, i])
-
-
-@helper
 def _bit_add(tree, n, i, v):
     i += 1
     while i <= n:
@@ -345,7 +308,265 @@ def _bit_prefix(tree, i):
     return total
 
 
-CHAIN_LIMIT = 32
+CHAIN_LIMIT = 32  # groups up to this size are sorted by insertion
+_FIRST = np.iinfo(np.int64).min
+_LAST = np.iinfo(np.int64).max
+
+
+@inlined
+def _in_advance(frontier, x, y):
+    """(x, y) is in advance of the frontier (some element is <= it)."""
+    for f in range(frontier.shape[1]):
+        if frontier[0, f] <= x and (frontier.shape[0] == 1 or frontier[1, f] <= y):
+            return True
+    return False
+
+
+@helper
+def _order_by_xy(el, size, order):
+    """order[:size]: the group's elements (columns of el) sorted by (x, y)."""
+    if size <= CHAIN_LIMIT:
+        for i in range(size):
+            j = i - 1
+            while j >= 0 and (el[0, order[j]] > el[0, i] or (el[0, order[j]] == el[0, i] and el[1, order[j]] > el[1, i])):
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = i
+    else:
+        by_y = np.argsort(el[1, :size], kind="mergesort")
+        order[:size] = by_y[np.argsort(el[0, :size][by_y], kind="mergesort")]
+
+
+@helper
+def _grown(el, order, size):
+    """The group's scratch, room for at least `size` elements (contents not kept)."""
+    room = max(size, 2 * el.shape[1])
+    return np.empty((el.shape[0], room), np.int64), np.empty(room, np.int64)
+
+
+@helper
+def _grown_out(g, t, diff, size):
+    """Output arrays with room for at least `size` rows, contents kept."""
+    room = max(size, 2 * g.shape[0])
+    g2, t2, d2 = np.empty(room, np.int64), np.empty((t.shape[0], room), np.int64), np.empty(room, np.int64)
+    g2[: g.shape[0]] = g
+    t2[:, : g.shape[0]] = t
+    d2[: diff.shape[0]] = diff
+    return g2, t2, d2
+
+
+@helper
+def _general_distinct(el, size, order, g, frontier, n_out, out_g, out_t, out_d, n_later, later_g, later_t):
+    """distinct_fused for a group whose times are not a chain: the interesting times by
+    `_sweep_closure`, then, in x order, prefix sums of the input, the output and the
+    corrections made over Fenwick trees indexed by the y-coordinates."""
+    d = out_t.shape[0]
+    gx = el[0, :size].copy()
+    gy = el[1, :size].copy()
+    fresh = el[2, :size] == 0
+    ys = np.empty(16, np.int64)
+    cand_g = np.empty(16, np.int64)
+    cand_t = np.empty((d, 16), np.int64)
+    nc, cand_g, cand_t, ys, ny = _sweep_closure(gx, gy, fresh, size, order, g, 0, cand_g, cand_t, ys)
+    hist = np.argsort(gx, kind="mergesort")  # elements in x order
+    bit_in, bit_out, bit_e = np.zeros(ny + 1, np.int64), np.zeros(ny + 1, np.int64), np.zeros(ny + 1, np.int64)
+    a = 0
+    for c in range(nc):
+        x = cand_t[0, c]
+        y = cand_t[1, c] if d == 2 else 0
+        while a < size and gx[hist[a]] <= x:
+            e = hist[a]
+            if el[2, e] == 1:
+                _bit_add(bit_in, ny, _index_of(ys, ny, gy[e]), el[3, e])
+            elif el[2, e] == 2:
+                _bit_add(bit_out, ny, _index_of(ys, ny, gy[e]), el[3, e])
+            a += 1
+        if _in_advance(frontier, x, y):
+            n_later, later_g, later_t = _push_time(n_later, later_g, later_t, g, x, y)
+            continue
+        yi = _index_of(ys, ny, y)
+        e = (1 if _bit_prefix(bit_in, yi) > 0 else 0) - _bit_prefix(bit_out, yi) - _bit_prefix(bit_e, yi)
+        if e != 0:
+            _bit_add(bit_e, ny, yi, e)
+            n_out, out_g, out_t, out_d = _push_out(n_out, out_g, out_t, out_d, g, x, y, e)
+    return n_out, out_g, out_t, out_d, n_later, later_g, later_t
+
+
+@kernel(M, M, C, C, V, C, C, V, M, M)
+def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence, out_ends, since, frontier):
+    """Distinct's whole update for keys without values, in epoch or (epoch, iteration) time.
+
+    `key` (k, n) and `time` (d <= 2, n) are the (key, time) pairs with work, sorted by
+    key; the input and output traces are read in place (their block, fences and
+    segment ends), walking each segment once in key order. For each key: its
+    history (times advanced by `since`), the interesting times (the join-closure
+    of its new times with the history), those in advance of `frontier` set aside
+    as later work, and at the rest, in lexicographic order, the correction
+    `[I(t) > 0] - O(t) - earlier corrections at or before t`. A key whose times
+    form a chain (the common case: one epoch's iterations, or history compacted
+    into the current epoch) is one sweep; others take `_sweep_closure` and
+    prefix sums over Fenwick trees of the y-coordinates.
+
+    Returns (position, time, diff) of the corrections and (position, time) of the
+    later work, each position a column of `key` with the group's key; sorted by
+    key, then time.
+    """
+    n = key.shape[1]
+    k = key.shape[0]
+    d = time.shape[0]
+    n_in = in_ends.shape[0]
+    segments = n_in + out_ends.shape[0]
+    cur = np.zeros(segments, np.int64)  # each segment's position: keys come ascending
+    first = np.zeros(segments, np.int64)  # the current key's updates in each segment: [first, stop)
+    stop = np.zeros(segments, np.int64)
+    head = np.full((segments, k), _FIRST, np.int64)  # the key at cur (before any: the least key)
+    for s in range(1, n_in):
+        cur[s] = in_ends[s - 1]
+    for s in range(1, out_ends.shape[0]):
+        cur[n_in + s] = out_ends[s - 1]
+    single = since.shape[1] == 1
+    # One group's elements, a column each: x, y, kind (0 new, 1 input, 2 output), diff.
+    # Arrays are grown between groups, never inside the loops that fill them (an array
+    # that may be replaced in a loop is reloaded on every access there).
+    el = np.empty((4, 64), np.int64)
+    order = np.empty(64, np.int64)
+    out_g = np.empty(64, np.int64)
+    out_t = np.empty((d, 64), np.int64)
+    out_d = np.empty(64, np.int64)
+    later_g = np.empty(64, np.int64)
+    later_t = np.empty((d, 64), np.int64)
+    n_out = 0
+    n_later = 0
+    p = 0
+    while p < n:
+        q = p + 1
+        while q < n and _key_equal(key, q, key, p, k):
+            q += 1
+        # Where the key's history is in every segment of the input, then the output trace:
+        # [first, stop). A segment whose next key (its head) is beyond this key is skipped
+        # on one comparison with the cached head, without touching the segment.
+        size = q - p
+        for s in range(segments):
+            beyond = False
+            for c in range(k):
+                if head[s, c] != key[c, p]:
+                    beyond = head[s, c] > key[c, p]
+                    break
+            if beyond:
+                first[s] = stop[s] = 0
+                continue
+            inside = s < n_in
+            if inside:
+                start = in_ends[s - 1] if s else 0
+                end = in_ends[s]
+                j = _seek(in_store, in_fence, k, start, end, key, p, cur[s])
+                e = j
+                while e < end and _key_equal(in_store, e, key, p, k):
+                    e += 1
+            else:
+                start = out_ends[s - n_in - 1] if s > n_in else 0
+                end = out_ends[s - n_in]
+                j = _seek(out_store, out_fence, k, start, end, key, p, cur[s])
+                e = j
+                while e < end and _key_equal(out_store, e, key, p, k):
+                    e += 1
+            for c in range(k):
+                if e == end:
+                    head[s, c] = _LAST
+                else:
+                    head[s, c] = in_store[c, e] if inside else out_store[c, e]
+            first[s] = j
+            stop[s] = e
+            cur[s] = e
+            size += e - j
+        if size > el.shape[1]:
+            el, order = _grown(el, order, size)
+        if n_out + size > out_d.shape[0]:
+            out_g, out_t, out_d = _grown_out(out_g, out_t, out_d, n_out + size)
+        if n_later + size > later_g.shape[0]:
+            later_g, later_t, _ = _grown_out(later_g, later_t, later_g, n_later + size)
+        m = 0
+        for r in range(p, q):
+            el[0, m] = time[0, r]
+            el[1, m] = time[1, r] if d == 2 else 0
+            el[2, m] = 0
+            el[3, m] = 0
+            m += 1
+        for s in range(segments):
+            inside = s < n_in
+            for j in range(first[s], stop[s]):
+                for c in range(d):
+                    t = in_store[k + c, j] if inside else out_store[k + c, j]
+                    if single:
+                        t = max(t, since[c, 0])
+                    elif since.shape[1]:
+                        best = max(t, since[c, 0])
+                        for f in range(1, since.shape[1]):
+                            best = min(best, max(t, since[c, f]))
+                        t = best
+                    el[c, m] = t
+                if d == 1:
+                    el[1, m] = 0
+                el[2, m] = 1 if inside else 2
+                el[3, m] = in_store[k + d, j] if inside else out_store[k + d, j]
+                m += 1
+        _order_by_xy(el, size, order)
+        chain = True
+        for r in range(1, size):
+            if el[1, order[r]] < el[1, order[r - 1]]:
+                chain = False
+                break
+        if chain:
+            # A chain's join-closure is itself: the interesting times are its times at or
+            # after its first new time, and one sweep accumulates everything as plain sums.
+            acc_in = 0
+            acc_out = 0
+            acc_e = 0
+            started = False
+            r = 0
+            while r < size:
+                x = el[0, order[r]]
+                y = el[1, order[r]]
+                while r < size and el[0, order[r]] == x and el[1, order[r]] == y:
+                    e = order[r]
+                    if el[2, e] == 0:
+                        started = True
+                    elif el[2, e] == 1:
+                        acc_in += el[3, e]
+                    else:
+                        acc_out += el[3, e]
+                    r += 1
+                if not started:
+                    continue
+                if _in_advance(frontier, x, y):
+                    later_g[n_later] = p
+                    later_t[0, n_later] = x
+                    if d == 2:
+                        later_t[1, n_later] = y
+                    n_later += 1
+                    continue
+                e = (1 if acc_in > 0 else 0) - acc_out - acc_e
+                if e != 0:
+                    acc_e += e
+                    out_g[n_out] = p
+                    out_t[0, n_out] = x
+                    if d == 2:
+                        out_t[1, n_out] = y
+                    out_d[n_out] = e
+                    n_out += 1
+            p = q
+            continue
+        # The general path: the closure, then prefix sums in x order.
+        n_out, out_g, out_t, out_d, n_later, later_g, later_t = _general_distinct(
+            el, size, order, p, frontier, n_out, out_g, out_t, out_d, n_later, later_g, later_t)
+        p = q
+    return out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later]
+
+
+@inlined
+def _index_of(ys, ny, y):
+    """Index of y among the sorted y-coordinates ys[:ny] (0 in one dimension)."""
+    return np.searchsorted(ys[:ny], y)
 
 
 @inlined
@@ -369,192 +590,6 @@ def _push_out(n, out_g, out_t, out_d, g, x, y, diff):
     out_d[n] = diff
     n, out_g, out_t = _push_time(n, out_g, out_t, g, x, y)
     return n, out_g, out_t, out_d
-
-
-@inlined
-def _chain_step(g, new, inputs, outputs, frontier, st, skd, n_out, out_g, out_t, out_d, n_later, later_g, later_t):
-    """distinct_step for group g when its times form a chain (are pairwise comparable).
-
-    Most groups are chains: every time of one epoch's iterations, or histories
-    compacted into the current epoch. A chain's join-closure is itself, so the
-    interesting times are the group's times at or after its first new time,
-    and one sweep in order accumulates input, output and corrections as
-    plain sums. Returns done=False (nothing written) when the group is larger
-    than CHAIN_LIMIT or not a chain; the general path then takes it.
-    """
-    time, nb, npos = new
-    i_t, i_d, ib, ipos = inputs
-    o_t, o_d, ob, opos = outputs
-    two = time.shape[0] == 2
-    size = (nb[g + 1] - nb[g]) + (ib[g + 1] - ib[g]) + (ob[g + 1] - ob[g])
-    if size > CHAIN_LIMIT:
-        return False, n_out, out_g, out_t, out_d, n_later, later_g, later_t
-    # Gather (x, y) with kind (0 new, 1 input, 2 output) and diff, insertion-sorted by (x, y).
-    k = 0
-    for part in range(3):
-        if part == 0:
-            lo, hi = nb[g], nb[g + 1]
-        elif part == 1:
-            lo, hi = ib[g], ib[g + 1]
-        else:
-            lo, hi = ob[g], ob[g + 1]
-        for r in range(lo, hi):
-            if part == 0:
-                i = npos[r]
-                x = time[0, i]
-                y = time[1, i] if two else 0
-                diff = 0
-            elif part == 1:
-                i = ipos[r]
-                x = i_t[0, i]
-                y = i_t[1, i] if two else 0
-                diff = i_d[i]
-            else:
-                i = opos[r]
-                x = o_t[0, i]
-                y = o_t[1, i] if two else 0
-                diff = o_d[i]
-            j = k - 1
-            while j >= 0 and (st[0, j] > x or (st[0, j] == x and st[1, j] > y)):
-                st[0, j + 1] = st[0, j]
-                st[1, j + 1] = st[1, j]
-                skd[0, j + 1] = skd[0, j]
-                skd[1, j + 1] = skd[1, j]
-                j -= 1
-            st[0, j + 1] = x
-            st[1, j + 1] = y
-            skd[0, j + 1] = part
-            skd[1, j + 1] = diff
-            k += 1
-    for j in range(1, k):
-        if st[1, j] < st[1, j - 1]:
-            return False, n_out, out_g, out_t, out_d, n_later, later_g, later_t
-    acc_in = 0
-    acc_out = 0
-    acc_e = 0
-    started = False
-    p = 0
-    while p < k:
-        x = st[0, p]
-        y = st[1, p]
-        while p < k and st[0, p] == x and st[1, p] == y:
-            kind = skd[0, p]
-            if kind == 0:
-                started = True
-            elif kind == 1:
-                acc_in += skd[1, p]
-            else:
-                acc_out += skd[1, p]
-            p += 1
-        if not started:
-            continue
-        future = False
-        for f in range(frontier.shape[1]):
-            if frontier[0, f] <= x and (not two or frontier[1, f] <= y):
-                future = True
-                break
-        if future:
-            n_later, later_g, later_t = _push_time(n_later, later_g, later_t, g, x, y)
-            continue
-        e = (1 if acc_in > 0 else 0) - acc_out - acc_e
-        if e != 0:
-            acc_e += e
-            n_out, out_g, out_t, out_d = _push_out(n_out, out_g, out_t, out_d, g, x, y, e)
-    return True, n_out, out_g, out_t, out_d, n_later, later_g, later_t
-
-
-@kernel(I, V, M, V, M, V, V, M, V, M, M)
-def distinct_step(ngroups, gid, time, i_g, i_t, i_d, o_g, o_t, o_d, since, frontier):
-    """Distinct's whole update for keys without values, in epoch or (epoch, iteration) time.
-
-    For each group with new times: the interesting times (`_sweep_closure`),
-    those in advance of `frontier` set aside as later work, and at the rest, in
-    lexicographic order, the correction `[I(t) > 0] - O(t) - earlier
-    corrections at or before t`, where I and O accumulate the input and output
-    histories (times advanced by `since`). Inputs may come in any order.
-    Returns (group, time, diff) of the corrections and (group, time) of the
-    later work.
-    """
-    d = time.shape[0]
-    i_t = advance_product(i_t, since)
-    o_t = advance_product(o_t, since)
-    nb, npos = _by_group(gid, ngroups)
-    ib, ipos = _by_group(i_g, ngroups)
-    ob, opos = _by_group(o_g, ngroups)
-    parts = ((time, nb, npos, True), (i_t, ib, ipos, False), (o_t, ob, opos, False))
-    cand_g = np.empty(16, np.int64)
-    cand_t = np.empty((d, 16), np.int64)
-    ys = np.empty(16, np.int64)
-    out_g = np.empty(16, np.int64)
-    out_t = np.empty((d, 16), np.int64)
-    out_d = np.empty(16, np.int64)
-    later_g = np.empty(16, np.int64)
-    later_t = np.empty((d, 16), np.int64)
-    gx, gy, fresh, order = np.empty(16, np.int64), np.zeros(16, np.int64), np.zeros(16, np.bool_), np.empty(16, np.int64)
-    hin, hout = np.empty(16, np.int64), np.empty(16, np.int64)
-    bit_in, bit_out, bit_e = np.zeros(17, np.int64), np.zeros(17, np.int64), np.zeros(17, np.int64)
-    n_out = 0
-    n_later = 0
-    scratch_t = np.empty((2, CHAIN_LIMIT), np.int64)
-    scratch_kd = np.empty((2, CHAIN_LIMIT), np.int64)
-    for g in range(ngroups):
-        if nb[g] == nb[g + 1]:
-            continue
-        done, n_out, out_g, out_t, out_d, n_later, later_g, later_t = _chain_step(
-            g, (time, nb, npos), (i_t, i_d, ib, ipos), (o_t, o_d, ob, opos), frontier, scratch_t, scratch_kd,
-            n_out, out_g, out_t, out_d, n_later, later_g, later_t,
-        )
-        if done:
-            continue
-        size, gx, gy, fresh, order = _gather_group(parts, g, gx, gy, fresh, order)
-        nc, cand_g, cand_t, ys, ny = _sweep_closure(gx, gy, fresh, size, order, g, 0, cand_g, cand_t, ys)
-        # Sweep candidates and histories in x order; Fenwick trees over the
-        # y-coordinates hold the input, the output and the corrections made so
-        # far, so each accumulation is a prefix sum.
-        hin, nin = _sorted_by_x(i_t, ipos, ib[g], ib[g + 1], hin)
-        hout, nout = _sorted_by_x(o_t, opos, ob[g], ob[g + 1], hout)
-        if ny + 1 > bit_in.shape[0]:
-            bit_in, bit_out, bit_e = np.zeros(2 * ny + 1, np.int64), np.zeros(2 * ny + 1, np.int64), np.zeros(2 * ny + 1, np.int64)
-        bit_in[:ny + 1] = 0
-        bit_out[:ny + 1] = 0
-        bit_e[:ny + 1] = 0
-        a = 0
-        b = 0
-        for c in range(nc):
-            x = cand_t[0, c]
-            while a < nin and i_t[0, hin[a]] <= x:
-                _bit_add(bit_in, ny, _y_index(ys, ny, i_t, hin[a]), i_d[hin[a]])
-                a += 1
-            while b < nout and o_t[0, hout[b]] <= x:
-                _bit_add(bit_out, ny, _y_index(ys, ny, o_t, hout[b]), o_d[hout[b]])
-                b += 1
-            future = False
-            for f in range(frontier.shape[1]):
-                if _le_product(frontier, f, cand_t, c):
-                    future = True
-                    break
-            if future:
-                if n_later == later_g.shape[0]:
-                    later_g = np.concatenate((later_g, np.empty(n_later, np.int64)))
-                    later_t = np.concatenate((later_t, np.empty((d, n_later), np.int64)), axis=1)
-                later_g[n_later] = g
-                later_t[:, n_later] = cand_t[:, c]
-                n_later += 1
-                continue
-            yi = _y_index(ys, ny, cand_t, c)
-            acc_in = _bit_prefix(bit_in, yi)
-            e = (1 if acc_in > 0 else 0) - _bit_prefix(bit_out, yi) - _bit_prefix(bit_e, yi)
-            if e != 0:
-                _bit_add(bit_e, ny, yi, e)
-                if n_out == out_g.shape[0]:
-                    out_g = np.concatenate((out_g, np.empty(n_out, np.int64)))
-                    out_t = np.concatenate((out_t, np.empty((d, n_out), np.int64)), axis=1)
-                    out_d = np.concatenate((out_d, np.empty(n_out, np.int64)))
-                out_g[n_out] = g
-                out_t[:, n_out] = cand_t[:, c]
-                out_d[n_out] = e
-                n_out += 1
-    return out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later]
 
 
 @kernel(I, V, M, V, V, M, V, B)

@@ -50,7 +50,7 @@ def _key_equal(store, j, probe, i, k):
     return True
 
 
-@helper
+@inlined
 def _seek(store, fence, k, start, end, probe, i, lo):
     """The first position in [start, end) whose key is not before probe i's, looking
     from `lo` (where the previous probe was found)."""
@@ -92,34 +92,107 @@ def _seek(store, fence, k, start, end, probe, i, lo):
     return left
 
 
+@inlined
+def _probe_less(probe, i, store, j, k):
+    """Probe i's key sorts before row j's."""
+    for c in range(k):
+        a = probe[c, i]
+        b = store[c, j]
+        if a != b:
+            return a < b
+    return False
+
+
+@helper
+def _probes_sorted(probe, k):
+    for i in range(1, probe.shape[1]):
+        if _probe_less(probe, i, probe, i - 1, k):
+            return False
+    return True
+
+
+@inlined
+def _skip_probes(probe, i, store, j, k):
+    """The first probe index after i whose key is not before row j's (galloping)."""
+    n = probe.shape[1]
+    step = 1
+    lo = i + 1
+    hi = n
+    while True:
+        p = lo + step - 1
+        if p >= n:
+            break
+        if not _probe_less(probe, p, store, j, k):
+            hi = p
+            break
+        lo = p + 1
+        step *= 2
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if _probe_less(probe, mid, store, j, k):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@inlined
+def _emit(store, j, end, probe, i, k, out_owner, out_rows, m, room):
+    """Write every row from j on whose key equals probe i's; returns (past those rows, new m)."""
+    width = store.shape[0]
+    while j < end and _key_equal(store, j, probe, i, k):
+        if m < room:
+            out_owner[m] = i
+            for c in range(k, width):
+                out_rows[c - k, m] = store[c, j]
+        m += 1
+        j += 1
+    return j, m
+
+
 @kernel(C, C, V, I, M, V, M, I)
 def lookup_segments(store, fence, ends, k, probe, out_owner, out_rows, at):
     """Every update whose key (the first k rows of `store`) equals a probe's, in every
     segment: the probe's index into out_owner, and the update's value, time and diff
     (store rows k..) into out_rows, from column `at` on.
 
+    Sorted probes meet each segment like a zipper: whichever side is behind gallops
+    to the other's key, so a few probes in a large segment and many probes in a small
+    one both cost about the smaller side's length times a logarithm. Unsorted probes
+    are sought one by one.
+
     Returns the end of what was written, or minus the end it would need when the
     out arrays are too small (what was written is then garbage). The caller owns
     the out arrays: handing fresh arrays back to Python costs more than a small
     lookup.
     """
-    width = store.shape[0]
     room = out_owner.shape[0]
+    n = probe.shape[1]
+    zipper = _probes_sorted(probe, k)
     m = at
     start = 0
     for s in range(ends.shape[0]):
         end = ends[s]
-        lo = start
-        for i in range(probe.shape[1]):
-            lo = _seek(store, fence, k, start, end, probe, i, lo)
-            j = lo
-            while j < end and _key_equal(store, j, probe, i, k):
-                if m < room:
-                    out_owner[m] = i
-                    for c in range(k, width):
-                        out_rows[c - k, m] = store[c, j]
-                m += 1
-                j += 1
+        if zipper:
+            i = 0
+            j = start
+            while i < n and j < end:
+                if _key_less(store, j, probe, i, k):
+                    j = _seek(store, fence, k, start, end, probe, i, j + 1)
+                elif _probe_less(probe, i, store, j, k):
+                    i = _skip_probes(probe, i, store, j, k)
+                else:
+                    j_end, m = _emit(store, j, end, probe, i, k, out_owner, out_rows, m, room)
+                    i += 1
+                    while i < n and _key_equal(store, j, probe, i, k):  # equal probes match the same rows
+                        _, m = _emit(store, j, end, probe, i, k, out_owner, out_rows, m, room)
+                        i += 1
+                    j = j_end
+        else:
+            lo = start
+            for i in range(n):
+                lo = _seek(store, fence, k, start, end, probe, i, lo)
+                _, m = _emit(store, lo, end, probe, i, k, out_owner, out_rows, m, room)
         start = end
     return m if m <= room else -m
 

@@ -223,6 +223,10 @@ class Trace:
     def _matches(self, size: int):
         return np.empty(size, np.int64), np.empty((self.width - self.key_arity, size), np.int64)
 
+    def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(block, fences, segment ends): what kernels that walk the trace in place take."""
+        return self.store, self.fence, self._ends
+
     def count(self, probe_key: np.ndarray) -> np.ndarray:
         """For each probe key, how many updates have it (an upper bound on its matches)."""
         return count_segments(self.store, self.fence, self._ends, self.key_arity, probe_key)

@@ -7,6 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runtime.operators import reduce_kernels as kernels
+from runtime.times import Lattice
+from runtime.trace import ArrangedBatch, Trace
 
 times_1d = st.lists(st.tuples(st.integers(0, 6)), min_size=0, max_size=8)
 times_2d = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=0, max_size=8)
@@ -88,12 +90,19 @@ def _updates(group_lists, depth):
     return g, t, d
 
 
+def _consolidated(updates):
+    total = {}
+    for t, d in updates:
+        total[t] = total.get(t, 0) + d
+    return sorted((t, d) for t, d in total.items() if d)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.data())
-def test_distinct_step_equals_its_definition(data):
-    """Small groups that are chains take distinct_step's chain sweep, the rest and
-    long chains (more than CHAIN_LIMIT times) the general one; both must give
-    the corrections the definition gives."""
+def test_distinct_fused_equals_its_definition(data):
+    """Groups whose times form a chain take distinct_fused's sweep, the rest the
+    closure and prefix sums; both must give the corrections the definition gives,
+    reading histories from traces of one or more segments."""
     depth = data.draw(st.sampled_from([1, 2]))
     coordinate = st.integers(0, 5)
     time = st.tuples(*[coordinate] * depth)
@@ -112,19 +121,31 @@ def test_distinct_step_equals_its_definition(data):
         diffs = data.draw(st.lists(st.sampled_from([-1, 1, 2]), min_size=len(times), max_size=len(times)))
         new.append(sorted(set(times[:k])))
         split = data.draw(st.integers(0, len(times)))
-        inputs.append(list(zip(times[:split], diffs[:split])))
-        outputs.append([(t, 1) for t in times[split:]][: len(times) // 3])
+        # Histories as traces hold them: consolidated (times whose diffs cancel are gone).
+        inputs.append(_consolidated(zip(times[:split], diffs[:split])))
+        outputs.append(_consolidated([(t, 1) for t in times[split:]][: len(times) // 3]))
     frontier = data.draw(st.lists(time, max_size=2))
     frontier = [f for f in frontier if not any(_le(o, f) and o != f for o in frontier)]
-    new_g, new_t, _ = _updates([[(t, 0) for t in ts] for ts in new], depth)
-    i_g, i_t, i_d = _updates(inputs, depth)
-    o_g, o_t, o_d = _updates(outputs, depth)
+    lattice = Lattice(("epoch", "iteration")[:depth])
+    traces = []
+    for history in (inputs, outputs):
+        trace = Trace(lattice, 1, 0)
+        rows = [(g, t, d) for g, h in enumerate(history) for t, d in h]
+        cut = data.draw(st.integers(0, len(rows)))  # one or two inserts: one or more segments
+        for part in (rows[:cut], rows[cut:]):
+            if part:
+                trace.insert(ArrangedBatch.build(np.array([[g for g, _, _ in part]], np.int64), np.zeros((0, len(part)), np.int64),
+                                                 np.array([t for _, t, _ in part], np.int64).T.reshape(depth, -1),
+                                                 np.array([d for _, _, d in part], np.int64)))
+        traces.append(trace)
+    pairs = [(g, t) for g, ts in enumerate(new) for t in ts]
+    key = np.array([[g for g, _ in pairs]], np.int64)
+    times = np.array([t for _, t in pairs], np.int64).T.reshape(depth, -1).copy()
     frontier_t = np.array(sorted(set(frontier)), dtype=np.int64).reshape(-1, depth).T.copy()
     since = np.zeros((depth, 1), dtype=np.int64)
-    out_g, out_t, out_d, later_g, later_t = kernels.distinct_step(
-        ngroups, new_g, new_t, i_g, i_t, i_d, o_g, o_t, o_d, since, frontier_t)
-    got = sorted(zip(out_g.tolist(), map(tuple, out_t.T.tolist()), out_d.tolist()))
-    got_later = sorted(zip(later_g.tolist(), map(tuple, later_t.T.tolist())))
+    out_p, out_t, out_d, later_p, later_t = kernels.distinct_fused(key, times, *traces[0].parts(), *traces[1].parts(), since, frontier_t)
+    got = sorted(zip(key[0, out_p].tolist(), map(tuple, out_t.T.tolist()), out_d.tolist()))
+    got_later = sorted(zip(key[0, later_p].tolist(), map(tuple, later_t.T.tolist())))
     expected, expected_later = [], []
     for g in range(ngroups):
         corrections, later = _brute_distinct(new[g], inputs[g], outputs[g], set(frontier))
