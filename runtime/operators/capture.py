@@ -5,6 +5,11 @@ A capture keeps every update it receives. It answers with the change stream
 contents at a time, decoded to Python values -- or, for bulk readers, as the
 consolidated int64 columns themselves (`change_batch`, `contents_batch`) -- and
 knows its input frontier, so a caller can tell which times are complete.
+
+Batches are kept as they come and arranged into the capture's trace only when
+someone reads, or when they outgrow what is arranged already (so memory stays
+within a constant factor of the consolidated history): a bulk answer that is
+read once is sorted once, not once per loop round.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ class CaptureOp(Operator):
         # A trace nobody reads is never compacted: it keeps every time, and its
         # geometric merging keeps the cost of keeping up with history logarithmic.
         self.trace = Trace(stream.lattice, len(types), 0, name="capture")
+        self.unarranged: list[Batch] = []  # received, not yet in the trace
+        self.unarranged_rows = 0
         self.received = 0  # updates received, before consolidation
         super().__init__(dataflow, [[stream]], [stream.lattice], [])
 
@@ -36,10 +43,21 @@ class CaptureOp(Operator):
 
     def keep(self, batch: Batch) -> None:
         self.received += len(batch)
-        self.trace.insert(ArrangedBatch.from_batch(batch, len(self.types)))
+        self.unarranged.append(batch)
+        self.unarranged_rows += len(batch)
+        if self.unarranged_rows > max(4096, 2 * len(self.trace)):
+            self.arrange()
+
+    def arrange(self) -> None:
+        """Put the batches received so far into the trace."""
+        if self.unarranged:
+            batch = Batch.concat(self.unarranged)
+            self.unarranged, self.unarranged_rows = [], 0
+            self.trace.insert(ArrangedBatch.from_batch(batch, len(self.types)))
 
     def updates(self) -> Batch:
         """All captured updates, consolidated."""
+        self.arrange()
         self.trace.compact()
         return self.trace.contents().to_batch()
 

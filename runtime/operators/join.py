@@ -17,12 +17,15 @@ import numpy as np
 
 from runtime.batch import Batch
 from runtime.operators.arrange import Arranged
+from runtime.operators.join_kernels import join_segments
 from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
 
 
 def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool) -> Batch | None:
     """delta x trace as a Batch of (key, delta vals, trace vals) or the reverse order."""
+    if lattice.is_product and len(delta) and len(trace):
+        return _join_product(delta, trace, delta_first)
     found = trace.lookup(delta.key)
     owner = found.owner
     if not len(owner):
@@ -33,6 +36,23 @@ def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: b
     diff = delta.diff[owner] * found.diff
     vals = [dval, found.val] if delta_first else [found.val, dval]
     return Batch(np.concatenate([key] + vals, axis=0), time, diff)
+
+
+def _join_product(delta: ArrangedBatch, trace: Trace, delta_first: bool) -> Batch | None:
+    """join_batch_trace for epoch and iteration times: one kernel writes the output."""
+    arity = delta.key.shape[0] + delta.val.shape[0] + trace.val_arity
+    depth = delta.time.shape[0]
+    room = 16 + int(trace.fanout * 1.25 * len(delta))
+    for _ in range(2):
+        data, time, diff = np.empty((arity, room), np.int64), np.empty((depth, room), np.int64), np.empty(room, np.int64)
+        m = join_segments(delta.key, delta.val, delta.time, delta.diff, *trace.parts(), delta.key.shape[0], delta_first, data, time, diff)
+        if m >= 0:
+            break
+        room = -m  # too little room: exactly as much, and again
+    trace.observe_fanout(len(delta), m)
+    if not m:
+        return None
+    return Batch(data[:, :m], time[:, :m], diff[:m])
 
 
 def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice) -> Batch | None:

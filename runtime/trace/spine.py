@@ -71,7 +71,7 @@ class Trace:
         self._since_columns = self.since.columns()
         # Matches per probe in recent lookups: sizes the next lookup's output
         # so that it rarely has to grow (growing repeats the search).
-        self._fanout = 2.0
+        self.fanout = 2.0
 
     def __len__(self) -> int:
         """The number of updates held (the trace's size)."""
@@ -135,6 +135,8 @@ class Trace:
             grown = np.empty((self.width, max(size, 2 * self.store.shape[1], 16)), np.int64)
             used = len(self)
             grown[:, :used] = self.store[:, :used]
+            if self.store.shape[1] > self._spare.shape[1]:
+                self._spare = self.store  # merges write somewhere: reuse memory already touched
             self.store = grown
 
     def _maintain(self, changed: int) -> None:
@@ -208,17 +210,21 @@ class Trace:
     def lookup(self, probe_key: np.ndarray) -> Matches:
         """All updates whose key equals a probe key (a column of `probe_key`), as `Matches`."""
         probes = probe_key.shape[1]
-        size = 16 + int(self._fanout * 1.25 * probes) if probes and self.ends else 0
+        size = 16 + int(self.fanout * 1.25 * probes) if probes and self.ends else 0
         out = self._matches(size)
         end = lookup_segments(self.store, self.fence, self._ends, self.key_arity, probe_key, out[0], out[1], 0)
         if end < 0:  # more matches than room: size exactly and look again
             out = self._matches(-end)
             end = lookup_segments(self.store, self.fence, self._ends, self.key_arity, probe_key, out[0], out[1], 0)
-        if probes:
-            self._fanout = 0.5 * self._fanout + 0.5 * end / probes if end <= self._fanout * probes else end / probes
+        self.observe_fanout(probes, end)
         owner, rows = out[0][:end], out[1][:, :end]
         v, d = self.val_arity, self.lattice.depth
         return Matches(owner, rows[:v], rows[v : v + d], rows[-1])
+
+    def observe_fanout(self, probes: int, found: int) -> None:
+        """A lookup of `probes` keys found `found` updates: the next lookup's room follows."""
+        if probes:
+            self.fanout = 0.5 * self.fanout + 0.5 * found / probes if found <= self.fanout * probes else found / probes
 
     def _matches(self, size: int):
         return np.empty(size, np.int64), np.empty((self.width - self.key_arity, size), np.int64)

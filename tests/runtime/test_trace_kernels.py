@@ -85,3 +85,36 @@ def test_merge_segments_equals_arranging_the_advanced_concatenation(data):
     time = np.maximum(both[k + v : -1, :, None], since[:, None, :]).min(axis=2) if since.shape[1] else both[k + v : -1]
     want = ArrangedBatch.build(both[:k], both[k : k + v], time, both[-1])
     assert out[:, :m].tolist() == np.vstack([want.key, want.val, want.time, want.diff[None]]).tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_join_segments_writes_each_delta_update_times_each_matching_trace_update(data):
+    from runtime.operators.join_kernels import join_segments
+
+    k, v = data.draw(st.integers(1, 2)), data.draw(st.integers(0, 1))
+    store, fence, ends = _segments(data, k, v, 2)
+    n = data.draw(st.integers(0, 12))
+    dkey = data.draw(arrays(np.int64, (k, n), elements=st.integers(-1, 7)))
+    if data.draw(st.booleans()) and n:
+        dkey = dkey[:, np.lexsort(dkey[::-1])]
+    dval = data.draw(arrays(np.int64, (1, n), elements=st.integers(0, 9)))
+    dtime = data.draw(arrays(np.int64, (2, n), elements=st.integers(0, 4)))
+    ddiff = data.draw(arrays(np.int64, n, elements=st.sampled_from([-1, 1, 2])))
+    delta_first = data.draw(st.booleans())
+    room = data.draw(st.sampled_from([0, 5, 10_000]))
+    out = (np.full((k + 1 + v, room), -7), np.full((2, room), -7), np.full(room, -7))
+    m = join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delta_first, *out)
+    rows = store.T.tolist()
+    want = []
+    for i in range(n):
+        for r in rows:
+            if r[:k] == dkey[:, i].tolist():
+                vals = dval[:, i].tolist() + r[k : k + v] if delta_first else r[k : k + v] + dval[:, i].tolist()
+                time = [max(a, b) for a, b in zip(dtime[:, i].tolist(), r[k + v : k + v + 2])]
+                want.append((tuple(dkey[:, i].tolist() + vals), tuple(time), int(ddiff[i]) * r[-1]))
+    if len(want) > room:
+        assert m == -len(want)
+        return
+    got = [(tuple(out[0][:, c].tolist()), tuple(out[1][:, c].tolist()), int(out[2][c])) for c in range(m)]
+    assert sorted(got) == sorted(want)
