@@ -20,6 +20,7 @@ prints nothing more). `compile_all()` compiles every kernel up front instead.
 from __future__ import annotations
 
 import sys
+import threading
 
 import numba
 
@@ -37,6 +38,7 @@ inlined = numba.njit(inline="always", **_OPTIONS)
 NOTICE = "deltalog: compiling runtime kernels (first run only; cached afterwards) ..."
 
 _kernels: list[numba.core.dispatcher.Dispatcher] = []  # every kernel declared, in declaration order
+_compiling = threading.RLock()
 _noticed = False
 
 
@@ -64,14 +66,17 @@ def _declare_signature(dispatcher, signature):
     # signature, then compilation is switched off: from then on numba resolves
     # every call to that signature by converting the arguments (C or F layout
     # to any layout), or raises a TypeError.
+    # Two threads may call a kernel for the first time at once (runtime.parallel): one
+    # compiles, the other waits for it (re-entrant: compiling a kernel compiles its callees).
     compile_any = dispatcher.compile
 
     def compile_declared(_requested=None):
-        if dispatcher._can_compile:
-            if not _in_cache(dispatcher, signature):
-                notice()
-            compile_any(signature)
-            dispatcher.disable_compile()
+        with _compiling:
+            if dispatcher._can_compile:
+                if not _in_cache(dispatcher, signature):
+                    notice()
+                compile_any(signature)
+                dispatcher.disable_compile()
         return dispatcher.overloads[signature].entry_point
 
     def compile_for_args(*args, **kws):

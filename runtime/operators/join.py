@@ -18,6 +18,7 @@ import numpy as np
 from runtime.batch import Batch
 from runtime.operators.arrange import Arranged
 from runtime.operators.join_kernels import join_segments
+from runtime.parallel import both, split_point
 from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
 
@@ -39,7 +40,14 @@ def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: b
 
 
 def _join_product(delta: ArrangedBatch, trace: Trace, delta_first: bool) -> Batch | None:
-    """join_batch_trace for epoch and iteration times: one kernel writes the output."""
+    """join_batch_trace for epoch and iteration times: one kernel writes the output (a large
+    batch in two halves at once)."""
+    cut = split_point(delta.key)
+    if cut is not None:
+        low, high = both(lambda: _join_product(delta.take(slice(0, cut)), trace, delta_first),
+                         lambda: _join_product(delta.take(slice(cut, None)), trace, delta_first))
+        parts = [p for p in (low, high) if p is not None]
+        return Batch.concat(parts) if parts else None
     arity = delta.key.shape[0] + delta.val.shape[0] + trace.val_arity
     depth = delta.time.shape[0]
     room = 16 + int(trace.fanout * 1.25 * len(delta))

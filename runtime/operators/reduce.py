@@ -28,6 +28,7 @@ from runtime.symbols import decode_floats, encode_floats
 from runtime.grouping import dense_ids, sort_rows, sum_by, unique_pairs
 from runtime.operators import reduce_kernels as kernels
 from runtime.operators.arrange import Arranged
+from runtime.parallel import both, split_point
 from runtime.times import ALTNEU, Antichain
 from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
@@ -238,8 +239,7 @@ class ReduceOp(Operator):
             # Sorted by key then time, the pairs meet the traces' segments in one pass each.
             order = sort_rows(lead_column(key), np.concatenate([key, time], axis=0))
             key, time = key[:, order], time[:, order]
-            out_p, out_t, out_d, later_p, later_t = kernels.distinct_fused(
-                key, time, *self.in_trace.parts(), *self.out_trace.parts(), since.columns(), frontier.columns())
+            out_p, out_t, out_d, later_p, later_t = self._distinct(key, time, since.columns(), frontier.columns())
             if len(later_p):
                 self._defer(key[:, later_p], later_t)
             if len(out_p):
@@ -290,6 +290,17 @@ class ReduceOp(Operator):
             return
         out_v = res_v[:, first][:, out_vid]
         self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d))
+
+    def _distinct(self, key, time, since, frontier):
+        """distinct_fused over the sorted (key, time) pairs; a large input in two halves at once."""
+        parts = (*self.in_trace.parts(), *self.out_trace.parts(), since, frontier)
+        cut = split_point(key)
+        if cut is None:
+            return kernels.distinct_fused(key, time, *parts)
+        low, high = both(lambda: kernels.distinct_fused(key[:, :cut], time[:, :cut], *parts),
+                         lambda: kernels.distinct_fused(key[:, cut:], time[:, cut:], *parts))
+        return (np.concatenate([low[0], high[0] + cut]), np.concatenate([low[1], high[1]], axis=1), np.concatenate([low[2], high[2]]),
+                np.concatenate([low[3], high[3] + cut]), np.concatenate([low[4], high[4]], axis=1))
 
     def _defer(self, key, time) -> None:
         """Interesting times still in advance of the frontier: work for later."""

@@ -1,0 +1,50 @@
+"""Two cores: a large kernel call split in two halves that run on two threads at once.
+
+Kernels release the GIL (runtime.jit), so two calls over disjoint halves of
+one input -- keys split where the key changes, so no key straddles the
+halves -- run on both of the machine's cores. Only large inputs are split:
+starting a thread's share costs tens of microseconds, which a small batch
+would not earn back, and small batches are what single updates are made of.
+A half is never split again (there are two cores, and one thread to lend).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+SPLIT = 100_000  # inputs from this many columns on are split
+_WORKERS = min(2, os.cpu_count() or 1)
+_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="deltalog-half") if _WORKERS > 1 else None
+_halves = threading.local()  # .active: this thread is running a half
+
+
+def split_point(key: np.ndarray) -> int | None:
+    """Where to split the columns of sorted `key` (k, n) in two halves without splitting a key,
+    or None when the input is too small to be worth two threads (or there is one core)."""
+    n = key.shape[1]
+    if _pool is None or n < SPLIT or getattr(_halves, "active", False):
+        return None
+    mid = n // 2
+    if key.shape[0] == 0:
+        return None  # one key: nothing to split
+    window = key[:, mid:]
+    changed = np.flatnonzero(np.any(window != key[:, mid - 1 : mid], axis=0))
+    return mid + int(changed[0]) if len(changed) else None
+
+
+def both(first, second):
+    """first() here and second() on the other core; both results."""
+
+    def half(fn):
+        _halves.active = True
+        try:
+            return fn()
+        finally:
+            _halves.active = False
+
+    later = _pool.submit(half, second)
+    return half(first), later.result()
