@@ -79,12 +79,15 @@ class SessionError(Exception):
         self.relation = relation
 
 
-def compile_datalog(text: str, source_name: str = "<string>", include_dirs=(), **planner_options) -> "Program":
+def compile_datalog(text: str, source_name: str = "<string>", include_dirs=(), functors=None, **planner_options) -> "Program":
     """Compile Datalog source text; raises a compiler.CompileError subclass if it is not a valid program.
 
     The C preprocessor runs first when the text has a directive (`#include`, `#define`,
     `#if`..., Soufflé's `.include`); `include_dirs` are searched for included files after
-    the including file's directory. Planner options: `join_order="greedy"` (default) or `"source"`; `optimize=False`
+    the including file's directory. `functors` maps the name of each `.functor` the
+    program declares to the Python callable implementing it (called with ints, floats
+    and strs, once per distinct argument tuple; it must be a function of its arguments).
+    Planner options: `join_order="greedy"` (default) or `"source"`; `optimize=False`
     skips the optimizer (for testing it).
     """
     # Compiling allocates many small acyclic objects; the cycle collector's passes over a
@@ -92,17 +95,17 @@ def compile_datalog(text: str, source_name: str = "<string>", include_dirs=(), *
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return Program(check_datalog(text, source_name, include_dirs), **planner_options)
+        return Program(check_datalog(text, source_name, include_dirs, functors), **planner_options)
     finally:
         if collecting:
             gc.enable()
 
 
-def compile_file(path, include_dirs=(), **planner_options) -> "Program":
+def compile_file(path, include_dirs=(), functors=None, **planner_options) -> "Program":
     """Compile the Datalog file at `path` (the file's path names it in errors); `#include`
-    looks next to it, then in `include_dirs`."""
+    looks next to it, then in `include_dirs`; `functors` as for compile_datalog."""
     path = Path(path)
-    return compile_datalog(path.read_text(encoding="utf-8"), str(path), include_dirs, **planner_options)
+    return compile_datalog(path.read_text(encoding="utf-8"), str(path), include_dirs, functors, **planner_options)
 
 
 class Program:
@@ -120,6 +123,13 @@ class Program:
         self.inputs: tuple[str, ...] = tuple(n for n, info in checked.relations.items() if info.is_input)
         plan = plan_datalog(checked)
         self.plan: Plan = optimize_plan(plan, **planner_options) if optimize else plan
+
+    def readable(self) -> list[str]:
+        """The relations a session can read: all but eqrel relations no output names, whose
+        pairs are never materialised (compiler.lowering.eqrel)."""
+        bound = {b.name for b in self.plan.bindings()}
+        return [name for name, info in self.relations.items()
+                if name in bound or (name in self.plan.inputs and not getattr(info, "eqrel", False))]
 
     def explain(self) -> str:
         """The optimized plan as text (compiler.plan.explain), after a line per ignored `.pragma`."""
@@ -145,7 +155,7 @@ class Session:
         if capture not in ("all", "outputs"):
             raise SessionError(f"capture must be 'all' or 'outputs', not {capture!r}")
         self.program = program
-        names = None if capture == "all" else program.outputs
+        names = program.readable() if capture == "all" else program.outputs
         self._built = build_dataflow(program.plan, names)
         self._time = 0
         self._constants_open = True
@@ -353,6 +363,10 @@ class Session:
     def _capture(self, relation: str):
         capture = self._built.captures.get(relation)
         if capture is None:
+            if relation in self.program.relations and relation not in self.program.readable():
+                raise SessionError(
+                    f"'{relation}' is an eqrel relation that no output names: deltalog keeps its classes, not its pairs"
+                    f" (make it an .output to read them)", relation)
             if relation in self.program.relations:
                 raise SessionError(f"'{relation}' is not captured: this session was made with capture='outputs'", relation)
             known = ", ".join(self.program.relations) or "none"
