@@ -57,7 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler.datalog.builder import IGNORED_PRAGMAS
+from compiler.datalog.builder import HONOURED_PRAGMAS, IGNORED_PRAGMAS
 from compiler.datalog.checks import CheckedProgram, RelationInfo, check_datalog
 from compiler.lowering.columns import COLUMN_KINDS, runtime_types
 from compiler.lowering.dataflow import build_dataflow
@@ -132,12 +132,19 @@ class Program:
                 if name in bound or (name in self.plan.inputs and not getattr(info, "eqrel", False))]
 
     def explain(self) -> str:
-        """The optimized plan as text (compiler.plan.explain), after a line per ignored `.pragma`."""
-        ignored = [
-            f'ignored: .pragma "{p.key}"' + (f' "{p.value}"' if p.value is not None else "") + f": {IGNORED_PRAGMAS.get(p.key, 'an unknown key')}"
-            for p in self.checked.pragmas
-        ]
-        return "\n".join([*ignored, explain(self.plan)])
+        """The optimized plan as text (compiler.plan.explain), after a line per `.pragma`:
+        applied (with what it changed) or ignored."""
+        lines = []
+        for p in self.checked.pragmas:
+            written = f'.pragma "{p.key}"' + (f' "{p.value}"' if p.value is not None else "")
+            if p.key == "magic-transform":
+                done = ", ".join(self.checked.magic) or "no relation"
+                lines.append(f"applied: {written}: {done} evaluated on demand (magic sets)")
+            elif p.key in HONOURED_PRAGMAS:
+                lines.append(f"applied: {written}: {HONOURED_PRAGMAS[p.key]}")
+            else:
+                lines.append(f"ignored: {written}: {IGNORED_PRAGMAS.get(p.key, 'an unknown key')}")
+        return "\n".join([*lines, explain(self.plan)])
 
     def session(self, capture: str = "all") -> "Session":
         """A new in-process session; capture="outputs" keeps only outputs readable (less memory)."""

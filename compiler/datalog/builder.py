@@ -70,9 +70,6 @@ _FLAG_QUALIFIERS = ("asof", "overridable", "eqrel", "inline", "no_inline")
 # Soufflé's `.pragma` keys (its command-line options) that tune how it evaluates or
 # what it reports, never the result: deltalog plans by itself and ignores them.
 IGNORED_PRAGMAS = {
-    "magic-transform": "an optimisation hint (deltalog plans by itself)",
-    "magic-transform-exclude": "an optimisation hint (deltalog plans by itself)",
-    "inline-exclude": "an optimisation hint (deltalog plans by itself)",
     "disable-transformers": "an optimisation hint (deltalog plans by itself)",
     "enable-transformers": "an optimisation hint (deltalog plans by itself)",
     "RamSIPS": "an optimisation hint (deltalog plans by itself)",
@@ -85,6 +82,14 @@ IGNORED_PRAGMAS = {
     "verbose": "a reporting option",
     "emit-statistics": "a reporting option",
     "legacy": "a compatibility switch of Soufflé's command line",
+}
+
+
+# Keys deltalog honours: compiler.datalog.magic and compiler.datalog.inline read them.
+HONOURED_PRAGMAS = {
+    "magic-transform": "relations evaluated on demand (magic sets)",
+    "magic-transform-exclude": "relations kept out of the magic sets",
+    "inline-exclude": "inline relations kept materialised",
 }
 
 
@@ -380,7 +385,7 @@ class Builder(Transformer):
     def pragma(self, meta, children):
         _, key, value = children
         pragma = Pragma(unescape(str(key)), None if value is None else unescape(str(value)), span=meta_span(meta))
-        if pragma.key not in IGNORED_PRAGMAS:  # at the program's file and line, as a compiler warns
+        if pragma.key not in IGNORED_PRAGMAS and pragma.key not in HONOURED_PRAGMAS:  # at the program's file and line, as a compiler warns
             name = self.source.name if self.source else "<string>"
             warnings.warn_explicit(f"unknown .pragma key '{pragma.key}' (ignored)", CompileWarning, name, meta.line)
         return pragma

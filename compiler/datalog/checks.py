@@ -32,12 +32,14 @@ qualified relation may be recursive: keeping the minimum is monotone.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass, field
 
 from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term, TypeDecl
 from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference
 from compiler.datalog.inline import inline_relations
+from compiler.datalog.magic import magic_transform
 from compiler.datalog.parser import parse_datalog
 from compiler.datalog.preprocess import preprocess
 from compiler.datalog.safety import check_safety
@@ -96,7 +98,8 @@ class CheckedProgram:
     # subsumptive rule's `as_rule()`).
     term_types: dict[Rule, dict[Term, str]] = field(hash=False, repr=False)
     source: Source | None = field(default=None, compare=False, repr=False)
-    pragmas: tuple[Pragma, ...] = field(default=(), compare=False, repr=False)  # all ignored (builder.IGNORED_PRAGMAS)
+    pragmas: tuple[Pragma, ...] = field(default=(), compare=False, repr=False)  # builder.IGNORED_PRAGMAS, HONOURED_PRAGMAS
+    magic: tuple[str, ...] = ()  # the relations evaluated on demand (compiler.datalog.magic)
     subsumptions: tuple[Subsumption, ...] = ()  # disjunction-free; see the module
     functors: dict[str, UserFunctor] = field(default_factory=dict, hash=False, repr=False)  # by name, without '@'
 
@@ -115,7 +118,9 @@ def check_datalog(text: str, source_name: str = "<string>", include_dirs=(), fun
 
 
 def check(program: Program, functors=None) -> CheckedProgram:
-    """Infer, check and stratify a parsed program; raise the first CompileError found."""
+    """Infer, check and stratify a parsed program; raise the first CompileError found.
+    Inline relations are substituted first (compiler.datalog.inline); a program asking
+    for magic sets is checked as written, then transformed (compiler.datalog.magic)."""
     source = program.source
     type_names = _resolve_type_names(program.types, source)
     user_functors = _user_functors(program, functors or {}, type_names)
@@ -123,6 +128,20 @@ def check(program: Program, functors=None) -> CheckedProgram:
         # Type-check the inline relations' own clauses before they disappear into their uses.
         _infer(program, _index_decls(program.decls, source), type_names, user_functors)
         program = inline_relations(program)
+    checked = _check(program, type_names, user_functors)
+    transformed = magic_transform(program, checked)
+    if transformed is None:
+        return checked
+    try:
+        on_demand = _check(transformed, type_names, user_functors)
+    except CompileError:  # e.g. a magic rule closing a cycle through a negation: not used
+        return checked
+    magic = tuple(sorted({name.split("@")[0] for name in on_demand.relations if "@magic@" in name}))
+    return dataclasses.replace(on_demand, magic=magic)
+
+
+def _check(program: Program, type_names, user_functors) -> CheckedProgram:
+    source = program.source
     decls = _index_decls(program.decls, source)
     _check_defined(program, decls, source)
     inference, rules = _infer(program, decls, type_names, user_functors)
