@@ -22,12 +22,14 @@ outputs are the `.output` and `.printsize` relations (the CLI prints the size of
 a `.printsize` relation, and its rows only if it is an `.output` too), or,
 without either directive, every relation defined by rules that is not an input.
 
-The `min(col)` / `max(col)` qualifier. `.decl dist(node: number, d: number)
-min(d)` makes `dist` keep, per value of its other columns, only the least
-value of column `d` among all the tuples its rules and facts derive: the
-shortest distance per node, as in breadth-first search written as
-`dist(y, d + 1) :- dist(x, d), edge(x, y).` The column must be numeric. The
-qualified relation may be recursive: keeping the minimum is monotone.
+What a relation keeps of the tuples its rules derive -- all of them, or as a
+min/max qualifier, `eqrel`, `choice-domain` or subsumptive rules say -- is
+compiler.datalog.kinds's to check. Inline relations are substituted into their
+uses before anything else (compiler.datalog.inline); a program with
+`.pragma "magic-transform"` is checked as written and then rewritten with magic
+sets (compiler.datalog.magic). `.functor` declarations name Python callables
+given to `check` (`functors`); one without a callable is an UnsupportedError
+(deltalog cannot load Soufflé's C++ functor libraries).
 """
 
 from __future__ import annotations
@@ -37,22 +39,15 @@ import difflib
 from dataclasses import dataclass, field
 
 from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term, TypeDecl
-from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference
+from compiler.datalog.infer import BASE_TYPES, Inference
 from compiler.datalog.inline import inline_relations
+from compiler.datalog.kinds import check_eqrel, check_kinds, check_qualifier, choice_domains
 from compiler.datalog.magic import magic_transform
 from compiler.datalog.parser import parse_datalog
 from compiler.datalog.preprocess import preprocess
 from compiler.datalog.safety import check_safety
 from compiler.datalog.stratify import Stratum, body_atoms, stratify
-from compiler.errors import (
-    CompileError,
-    DeclarationError,
-    Source,
-    SubsumptionError,
-    TypeMismatchError,
-    UnknownRelationError,
-    UnsupportedError,
-)
+from compiler.errors import CompileError, DeclarationError, Source, UnknownRelationError, UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -170,10 +165,10 @@ def _check(program: Program, type_names, user_functors) -> CheckedProgram:
             output_options=directives["output"].get(name, {}),
             as_of=bool(decl and decl.as_of),
             eqrel=bool(decl and decl.eqrel),
-            choice_domains=_choice_domains(decl, source) if decl else (),
+            choice_domains=choice_domains(decl, source) if decl else (),
             span=shape.span,
         )
-    _check_per_key_semantics(program, relations, strata, source)
+    check_kinds(program, relations, strata, source)
     if directives["output"] or directives["printsize"]:
         outputs = tuple(dict.fromkeys([*directives["output"], *directives["printsize"]]))
     else:
@@ -207,9 +202,9 @@ def _infer(program: Program, decls: dict[str, Decl], type_names, functors) -> tu
         types = [None if a.type_name is None else _type_of(a.type_name, type_names, a.span, source) for a in decl.attributes]
         inference.declare(decl.name, types, [a.span for a in decl.attributes], decl.span)
         if decl.qualifier is not None:
-            _check_qualifier(decl, types, inference, source)
+            check_qualifier(decl, types, inference, source)
         if decl.eqrel:
-            _check_eqrel(decl, inference, source)
+            check_eqrel(decl, inference, source)
     clauses = sorted([*program.facts, *rules, *(s.as_rule() for s in program.subsumptions)], key=lambda c: (c.span.line, c.span.column))
     for clause in clauses:
         if isinstance(clause, Fact):
@@ -287,84 +282,6 @@ def _index_decls(decls: tuple[Decl, ...], source) -> dict[str, Decl]:
                 raise DeclarationError.at(f"relation '{decl.name}' has two columns named '{attr.name}'", attr.span, source)
         out[decl.name] = decl
     return out
-
-
-def _check_qualifier(decl: Decl, types: list[str | None], inference: Inference, source) -> None:
-    q = decl.qualifier
-    names = [a.name for a in decl.attributes]
-    if q.column not in names:
-        raise DeclarationError.at(f"{q.kind}({q.column}): relation '{decl.name}' has no column '{q.column}'", q.span, source)
-    declared = types[names.index(q.column)]
-    if declared is not None and declared not in NUMERIC:
-        raise TypeMismatchError.at(f"{q.kind}({q.column}) needs a numeric column, but '{q.column}' is a {declared}", q.span, source)
-    column = inference.relations[decl.name].columns[names.index(q.column)]
-    inference.restrict(column, NUMERIC, q.span, f"column '{q.column}' of '{decl.name}'", f"{q.kind}(...)", q.span, declared=True)
-
-
-def _check_eqrel(decl: Decl, inference: Inference, source) -> None:
-    """An equivalence relation is binary, both columns of one type."""
-    if len(decl.attributes) != 2:
-        message = f"eqrel relation '{decl.name}' must have two attributes (an equivalence between values), but has {len(decl.attributes)}"
-        raise DeclarationError.at(message, decl.span, source)
-    first, second = inference.relations[decl.name].columns
-    a, b = decl.attributes
-    inference.unify(second, first, b.span, f"attribute '{b.name}' of eqrel relation '{decl.name}'", f"attribute '{a.name}'")
-
-
-def _choice_domains(decl: Decl, source) -> tuple[tuple[int, ...], ...]:
-    """The column indexes of each `choice-domain` of the declaration; a domain of every
-    column constrains nothing and is left out, and so are repeated ones."""
-    names = [a.name for a in decl.attributes]
-    domains = []
-    for domain in decl.choice_domains:
-        for column in domain.columns:
-            if column not in names:
-                known = ", ".join(names) or "none"
-                message = f"choice-domain: relation '{decl.name}' has no attribute '{column}' (its attributes: {known})"
-                raise DeclarationError.at(message, domain.span, source)
-        columns = tuple(sorted({names.index(c) for c in domain.columns}))
-        if len(columns) < len(names) and columns not in domains:
-            domains.append(columns)
-    return tuple(domains)
-
-
-def _check_per_key_semantics(program: Program, relations: dict[str, RelationInfo], strata, source) -> None:
-    """eqrel, choice-domain, min/max qualifiers and subsumptive rules each decide what a
-    relation keeps: one of them per relation, and a choice only with plain relations in its
-    recursion (the depth of each tuple orders its candidates, see compiler.lowering.choice)."""
-    subsumptive = {}
-    for s in program.subsumptions:
-        if s.dominating.relation != s.relation:
-            message = f"a subsumptive rule compares tuples of one relation, but '{s.relation}' <= '{s.dominating.relation}' names two"
-            raise SubsumptionError.at(message, s.span, source)
-        if relations[s.relation].arity == 0:
-            raise SubsumptionError.at(f"relation '{s.relation}' has no attributes: its one tuple cannot dominate another", s.span, source)
-        subsumptive.setdefault(s.relation, s)
-    for name, info in relations.items():
-        kinds = [kind for kind, present in (
-            ("eqrel", info.eqrel), ("choice-domain", info.choice_domains),
-            (f"{info.qualifier.kind}({info.qualifier.column})" if info.qualifier else "", info.qualifier),
-            ("subsumptive rules", name in subsumptive),
-        ) if present]  # fmt: skip
-        if len(kinds) > 1:
-            message = f"relation '{name}' cannot be both {kinds[0]} and {kinds[1]}: each decides alone which tuples it keeps"
-            raise DeclarationError.at(message, subsumptive[name].span if name in subsumptive else info.span, source)
-    for stratum in strata:
-        choices = [n for n in stratum.relations if relations[n].choice_domains]
-        if not stratum.recursive or not choices:
-            continue
-        for name in stratum.relations:
-            info = relations[name]
-            if info.eqrel or info.qualifier or name in subsumptive:
-                message = (f"relation '{name}' is in one recursion with the choice-domain relation '{choices[0]}', "
-                           "which only plain relations may share")  # fmt: skip
-                raise UnsupportedError.at(message, subsumptive[name].span if name in subsumptive else info.span, source)
-        for rule in stratum.rules:
-            for atom, mode in body_atoms(rule.body):
-                if atom.relation in stratum.relations and atom not in rule.body:
-                    message = (f"an aggregate over '{atom.relation}' inside the recursion of the choice-domain relation "
-                               f"'{choices[0]}' is not supported")  # fmt: skip
-                    raise UnsupportedError.at(message, atom.span, source)
 
 
 def _user_functors(program: Program, functors: dict, type_names) -> dict[str, UserFunctor]:

@@ -43,7 +43,6 @@ from compiler.datalog.ast import (
     Atom,
     Comparison,
     Decl,
-    Fact,
     Negation,
     Program,
     Rule,
@@ -53,8 +52,8 @@ from compiler.datalog.ast import (
     Wildcard,
     map_nodes,
 )
-from compiler.datalog.stratify import strongly_connected
-from compiler.errors import InlineError, Source, UnsupportedError
+from compiler.datalog.stratify import body_atoms, strongly_connected
+from compiler.errors import InlineError, UnsupportedError
 
 
 def inline_relations(program: Program) -> Program:
@@ -108,21 +107,13 @@ def _check_declarations(program: Program, inline: dict[str, Decl]) -> None:
     for rule in program.rules:
         head = rule.heads[0].relation
         if head in inline:
-            uses[head] += [a.relation for a in _atoms(rule.body) if a.relation in inline]
+            uses[head] += [a.relation for a, _ in body_atoms(rule.body) if a.relation in inline]
     for component in strongly_connected(list(inline), uses):
         if len(component) > 1 or component[0] in uses[component[0]]:
             names = sorted(component)
             first = min((inline[n] for n in names), key=lambda d: (d.span.line, d.span.column))
             message = f"inline relations that depend on each other cannot be inlined: {', '.join(names)} (a cycle)"
             raise InlineError.at(message, first.span, source)
-
-
-def _atoms(literals):
-    """Every atom of the literals, negated ones and those inside aggregates too."""
-    for lit in literals:
-        for node in _nodes(lit):
-            if isinstance(node, Atom):
-                yield node
 
 
 def _nodes(node):
@@ -175,7 +166,7 @@ class _Inliner:
         """The literal with the inline atoms inside its aggregates unfolded (one clause each)."""
 
         def unfold(node):
-            if not isinstance(node, Aggregate) or not any(a.relation in self.inline for a in _atoms(node.body)):
+            if not isinstance(node, Aggregate) or not any(a.relation in self.inline for a, _ in body_atoms(node.body)):
                 return node
             alternatives = self.bodies(node.body, node.span)
             if len(alternatives) != 1:

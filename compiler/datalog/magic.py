@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from compiler.datalog.ast import CONSTANTS, Aggregate, Atom, Comparison, Negation, Program, Rule, Variable, Wildcard, subterms
+from compiler.datalog.ast import CONSTANTS, Aggregate, Atom, Comparison, Negation, Program, Rule, Variable, Wildcard, literal_terms, subterms
+from compiler.datalog.stratify import body_atoms
 
 PRAGMA = "magic-transform"
 EXCLUDE = "magic-transform-exclude"
@@ -147,7 +148,7 @@ class _Rewriter:
                         bound.add(side.name)
                 if _bound(lit.left, bound) and _bound(lit.right, bound):
                     prefix.append(lit)
-            elif all(_bound(t, bound) for t in _terms(lit)):
+            elif all(_bound(t, bound) for t in literal_terms(lit)):
                 prefix.append(lit)
             body.append(lit)
         return Rule((head,), tuple(body), span=rule.span)
@@ -171,36 +172,13 @@ class _Rewriter:
 
     def _whole_in_aggregates(self, lit) -> None:
         """Atoms inside aggregates read their relations whole."""
-        for term in _terms(lit):
+        for term in literal_terms(lit):
             for sub in subterms(term):
                 if isinstance(sub, Aggregate):
-                    for atom in _atoms(sub.body):
+                    for atom, _ in body_atoms(sub.body):
                         if atom.relation in self.transformable:
                             self.whole.add(atom.relation)
 
 
 def _bound_args(args, adornment: str) -> tuple:
     return tuple(a for a, b in zip(args, adornment) if b == "b")
-
-
-def _terms(lit):
-    if isinstance(lit, Atom):
-        return lit.args
-    if isinstance(lit, Negation):
-        return lit.atom.args
-    if isinstance(lit, Comparison):
-        return (lit.left, lit.right)
-    return lit.args
-
-
-def _atoms(literals):
-    """The atoms of a body, negated and nested ones too."""
-    for lit in literals:
-        if isinstance(lit, Atom):
-            yield lit
-        elif isinstance(lit, Negation):
-            yield lit.atom
-        for term in _terms(lit):
-            for sub in subterms(term):
-                if isinstance(sub, Aggregate):
-                    yield from _atoms(sub.body)

@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from compiler.datalog.ast import Atom, Rule, Variable, Wildcard
 from compiler.datalog.scope import rule_scope
-from compiler.plan import Antijoin, Call, Node, Project, Union, conjoin
+from compiler.plan import Antijoin, Call, Node, Project, Union
 
 
 def undominated(candidates: Node, subsumptions, context_for, span) -> Node:

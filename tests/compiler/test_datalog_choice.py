@@ -10,16 +10,8 @@ changes are the oracle's difference; the assertions pin the answers themselves.
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import compiler
-from tests.compiler.replay import Replay
+from tests.compiler.replay import replay_updates, run
 
-
-def run(text, inputs=None):
-    replay = Replay(compiler.compile_datalog(text))
-    for name, rows in (inputs or {}).items():
-        replay.insert(name, rows)
-    replay.commit()
-    return replay
 
 
 ADVISOR = (
@@ -139,14 +131,4 @@ CHAIN = (
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(st.tuples(st.booleans(), st.integers(0, 6), st.integers(0, 6)), max_size=10), min_size=1, max_size=5))
 def test_random_updates_equal_recomputation(batches):
-    r = Replay(compiler.compile_datalog(CHAIN))
-    present = set()
-    for batch in batches:
-        for insert, a, b in batch:
-            if insert and (a, b) not in present:
-                r.insert("e", [(a, b)])
-                present.add((a, b))
-            elif not insert and (a, b) in present:
-                r.remove("e", [(a, b)])
-                present.discard((a, b))
-        r.commit()
+    replay_updates(CHAIN, "e", batches)

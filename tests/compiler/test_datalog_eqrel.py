@@ -11,17 +11,10 @@ from hypothesis import strategies as st
 
 import compiler
 from compiler.program import SessionError
-from tests.compiler.replay import Replay
+from tests.compiler.replay import replay_updates, run
 
 PAIRS = ".decl p(x: number, y: number)\n.input p\n.decl same(x: number, y: number) eqrel\n.output same\nsame(x, y) :- p(x, y).\n"
 
-
-def run(text, inputs=None):
-    replay = Replay(compiler.compile_datalog(text))
-    for name, rows in (inputs or {}).items():
-        replay.insert(name, rows)
-    replay.commit()
-    return replay
 
 
 def test_closure_is_reflexive_symmetric_and_transitive():
@@ -123,14 +116,4 @@ def test_an_eqrel_no_output_names_is_not_materialised():
 @given(st.lists(st.lists(st.tuples(st.booleans(), st.integers(0, 7), st.integers(0, 7)), max_size=8), min_size=1, max_size=5))
 def test_random_updates_equal_recomputation(batches):
     text = PAIRS + ".decl q(x: number)\n.input q\nq(0).\nwith0(y) :- q(x), same(x, y).\napart(x, y) :- p(x, _), p(y, _), !same(x, y).\n"
-    r = Replay(compiler.compile_datalog(text))
-    present = set()
-    for batch in batches:
-        for insert, a, b in batch:
-            if insert and (a, b) not in present:
-                r.insert("p", [(a, b)])
-                present.add((a, b))
-            elif not insert and (a, b) in present:
-                r.remove("p", [(a, b)])
-                present.discard((a, b))
-        r.commit()
+    replay_updates(text, "p", batches)

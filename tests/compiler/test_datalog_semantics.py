@@ -8,15 +8,7 @@ assertions here pin the expected answers themselves.
 import pytest
 
 import compiler
-from tests.compiler.replay import Replay
-
-
-def run(text: str, inputs: dict | None = None, **options) -> Replay:
-    replay = Replay(compiler.compile_datalog(text, **options))
-    for name, rows in (inputs or {}).items():
-        replay.insert(name, rows)
-    replay.commit()
-    return replay
+from tests.compiler.replay import Replay, run
 
 
 def read(replay: Replay, name: str):

@@ -9,16 +9,8 @@ commit's changes are the oracle's difference; the assertions pin the answers the
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import compiler
-from tests.compiler.replay import Replay
+from tests.compiler.replay import replay_updates, run
 
-
-def run(text, inputs=None):
-    replay = Replay(compiler.compile_datalog(text))
-    for name, rows in (inputs or {}).items():
-        replay.insert(name, rows)
-    replay.commit()
-    return replay
 
 
 SHORTEST = (
@@ -93,14 +85,4 @@ def test_several_subsumptive_rules_and_unsigned_values():
                 min_size=1, max_size=5))  # fmt: skip
 def test_random_updates_equal_recomputation(batches):
     text = SHORTEST + "cheap(x, y) :- sp(x, y, c), c < 4.\n"
-    r = Replay(compiler.compile_datalog(text))
-    present = set()
-    for batch in batches:
-        for insert, a, b, c in batch:
-            if insert and (a, b, c) not in present:
-                r.insert("e", [(a, b, c)])
-                present.add((a, b, c))
-            elif not insert and (a, b, c) in present:
-                r.remove("e", [(a, b, c)])
-                present.discard((a, b, c))
-        r.commit()
+    replay_updates(text, "e", batches)
