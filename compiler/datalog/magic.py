@@ -62,6 +62,8 @@ def magic_transform(program: Program, checked) -> Program | None:
     if not transformable:
         return None
     rewriter = _Rewriter(transformable)
+    # Subsumptive rules are kept as they are: what their bodies read stays whole.
+    rewriter.whole |= {a.relation for s in program.subsumptions for a, _ in body_atoms(s.body)} & transformable
     out = [rewriter.rule(rule, None) for rule in rules if rule.heads[0].relation not in transformable]
     kept_whole: set[str] = set()
     while True:

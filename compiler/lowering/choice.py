@@ -67,6 +67,10 @@ class ChooseLeast(Node):
         object.__setattr__(self, "order", tuple(self.order))
         object.__setattr__(self, "types", self.input.types)
 
+    def describe(self) -> str:
+        first = ", ".join(f"#{c}" for c in (*self.order, *(c for c in range(self.arity) if c not in self.order)))
+        return f"ChooseLeast by {', '.join(f'#{c}' for c in self.key)}: the first in order of {first}"
+
     def lower(self, inputs):
         (rows,) = inputs
         rest = tuple(c for c in range(self.arity) if c not in self.key)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.lowering.columns import projection, runtime_types
-from compiler.plan.expr import Expr
+from compiler.plan.expr import Expr, show
 from compiler.plan.nodes import Node, _check_expr, _derived, _span, node
 
 _TWO64 = 2**64
@@ -51,6 +51,9 @@ class RangeValues(Node):
         for bound in self.bounds:
             _check_expr(bound, self.input.types, "RangeValues")
         object.__setattr__(self, "types", self.input.types + (self.type,))
+
+    def describe(self) -> str:
+        return f"RangeValues range({', '.join(show(b) for b in self.bounds)})"
 
     def lower(self, inputs):
         (rows,) = inputs

@@ -41,6 +41,13 @@ PROGRAMS = {
         "gen(x) :- seed(x).\ngen(x) :- gen(x + 1), valid(x).\n.decl query()\n.output query\nquery() :- gen(0).\n",
         {"seed": [(3,)], "valid": [(0,), (1,), (2,)]},
     ),
+    "a subsumptive rule reads its relations whole": (
+        ".decl e(x: number, y: number)\n.input e\n"
+        "t(x, y) :- e(x, y).\nt(x, z) :- t(x, y), e(y, z).\n"
+        ".decl r(x: number)\nr(x) :- e(x, _).\nr(x) <= r(y) :- t(x, y).\n"
+        ".decl q(y: number)\n.output q, r\nq(y) :- t(1, y).\n",
+        {"e": [(1, 2), (2, 3), (3, 1), (4, 4), (5, 1), (6, 7)]},
+    ),
     "a cycle through a negation keeps the program as written": (
         ".decl e(x: number, y: number)\n.input e\n"
         ".decl r(x: number)\n.output r\n"
