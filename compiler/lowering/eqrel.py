@@ -13,7 +13,8 @@ labels again).
 Reading `same(a, b)` in a body is then two class atoms with one label,
 `same@class(a, l), same@class(b, l)` (`eqrel_leaf`), which the join planner orders
 like any atoms: with `a` bound it visits a's class only. `same(a, _)` is one class
-atom (a is a value of the relation). `!same(a, b)` asks the classes of just the
+atom (a is a value of the relation), except inside a count, sum or mean, which
+count each pair. `!same(a, b)` asks the classes of just the
 (a, b) pairs the rule has (`without_equivalent`). Only an output needs the pairs
 themselves (binding `same`, a join of the classes on their label); an eqrel
 relation no output names is never materialised.
@@ -60,7 +61,7 @@ def pairs_body(classes: Node, span) -> Node:
 
 def eqrel_leaf(classes: Node, args, is_wildcard) -> tuple[Node, list[int | None]]:
     """The node an atom of the eqrel relation reads, and the column each argument is
-    (None: an argument `_` that needs no column)."""
+    (None: an argument that `is_wildcard` says needs no column)."""
     wild = [is_wildcard(a) for a in args]
     if any(wild):
         return classes, [None if w else 0 for w in wild]

@@ -188,7 +188,9 @@ class RuleContext:
             if classes is None:
                 leaf, positions = self.relation_node(atom.relation, atom.span), range(len(atom.args))
             else:
-                leaf, positions = eqrel_leaf(classes, atom.args, lambda a: isinstance(a, Wildcard))
+                # Where multiplicities count (count, sum, mean), `_` stands for each value.
+                counting = scope.aggregate is not None and scope.aggregate.kind not in ("min", "max")
+                leaf, positions = eqrel_leaf(classes, atom.args, lambda a: isinstance(a, Wildcard) and not counting)
             offset = 0 if node is None else node.arity
             if as_of:
                 leaves.append(leaf)

@@ -60,6 +60,13 @@ def test_reading_an_eqrel_with_bound_constant_and_wildcard_arguments():
     assert read("nothing") == [()]
 
 
+def test_counting_over_an_eqrel_counts_its_pairs():
+    text = PAIRS + "pairs(c) :- c = count : { same(_, _) }.\nclass_size(x, c) :- p(x, _), c = count : { same(x, _) }.\n"
+    r = run(text, {"p": [(1, 2), (2, 3), (7, 8)]})
+    assert r.session.read("pairs") == [(13,)]  # 3 x 3 + 2 x 2
+    assert r.session.read("class_size") == [(1, 3), (2, 3), (7, 2)]
+
+
 def test_recursive_eqrel_as_soufflé_evaluates_it():
     # Soufflé's eqrel_inc: a pair per round, each read back through the closure.
     text = ".decl e(x: number, y: number) eqrel\ne(0, 0).\ne(x, x + 1) :- x < 20, e(x, x).\n.output e"
