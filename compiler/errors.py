@@ -24,6 +24,9 @@ __all__ = [
     "UnknownRelationError",
     "DeclarationError",
     "UnsupportedError",
+    "InlineError",
+    "SubsumptionError",
+    "UnknownFunctorError",
     "PreprocessorError",
     "ComponentError",
     "UnknownComponentError",
@@ -122,6 +125,18 @@ class DeclarationError(CompileError):
 
 class UnsupportedError(CompileError):
     """Valid in the source language, but not (yet) supported by deltalog."""
+
+
+class InlineError(CompileError):
+    """A relation declared `inline` that cannot be inlined (compiler.datalog.inline)."""
+
+
+class SubsumptionError(CompileError):
+    """A subsumptive rule (`r(..) <= r(..) :- body.`) that means nothing."""
+
+
+class UnknownFunctorError(CompileError):
+    """A call `@f(...)` of a functor no `.functor` declares, or no Python callable implements."""
 
 
 class ComponentError(CompileError):

@@ -57,7 +57,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler.datalog.builder import IGNORED_PRAGMAS
+from compiler.datalog.builder import HONOURED_PRAGMAS, IGNORED_PRAGMAS
 from compiler.datalog.checks import CheckedProgram, RelationInfo, check_datalog
 from compiler.lowering.columns import COLUMN_KINDS, runtime_types
 from compiler.lowering.dataflow import build_dataflow
@@ -79,12 +79,15 @@ class SessionError(Exception):
         self.relation = relation
 
 
-def compile_datalog(text: str, source_name: str = "<string>", include_dirs=(), **planner_options) -> "Program":
+def compile_datalog(text: str, source_name: str = "<string>", include_dirs=(), functors=None, **planner_options) -> "Program":
     """Compile Datalog source text; raises a compiler.CompileError subclass if it is not a valid program.
 
     The C preprocessor runs first when the text has a directive (`#include`, `#define`,
     `#if`..., Soufflé's `.include`); `include_dirs` are searched for included files after
-    the including file's directory. Planner options: `join_order="greedy"` (default) or `"source"`; `optimize=False`
+    the including file's directory. `functors` maps the name of each `.functor` the
+    program declares to the Python callable implementing it (called with ints, floats
+    and strs, once per distinct argument tuple; it must be a function of its arguments).
+    Planner options: `join_order="greedy"` (default) or `"source"`; `optimize=False`
     skips the optimizer (for testing it).
     """
     # Compiling allocates many small acyclic objects; the cycle collector's passes over a
@@ -92,17 +95,17 @@ def compile_datalog(text: str, source_name: str = "<string>", include_dirs=(), *
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return Program(check_datalog(text, source_name, include_dirs), **planner_options)
+        return Program(check_datalog(text, source_name, include_dirs, functors), **planner_options)
     finally:
         if collecting:
             gc.enable()
 
 
-def compile_file(path, include_dirs=(), **planner_options) -> "Program":
+def compile_file(path, include_dirs=(), functors=None, **planner_options) -> "Program":
     """Compile the Datalog file at `path` (the file's path names it in errors); `#include`
-    looks next to it, then in `include_dirs`."""
+    looks next to it, then in `include_dirs`; `functors` as for compile_datalog."""
     path = Path(path)
-    return compile_datalog(path.read_text(encoding="utf-8"), str(path), include_dirs, **planner_options)
+    return compile_datalog(path.read_text(encoding="utf-8"), str(path), include_dirs, functors, **planner_options)
 
 
 class Program:
@@ -121,13 +124,27 @@ class Program:
         plan = plan_datalog(checked)
         self.plan: Plan = optimize_plan(plan, **planner_options) if optimize else plan
 
+    def readable(self) -> list[str]:
+        """The relations a session can read: all but eqrel relations no output names, whose
+        pairs are never materialised (compiler.lowering.eqrel)."""
+        bound = {b.name for b in self.plan.bindings()}
+        return [name for name, info in self.relations.items()
+                if name in bound or (name in self.plan.inputs and not getattr(info, "eqrel", False))]
+
     def explain(self) -> str:
-        """The optimized plan as text (compiler.plan.explain), after a line per ignored `.pragma`."""
-        ignored = [
-            f'ignored: .pragma "{p.key}"' + (f' "{p.value}"' if p.value is not None else "") + f": {IGNORED_PRAGMAS.get(p.key, 'an unknown key')}"
-            for p in self.checked.pragmas
-        ]
-        return "\n".join([*ignored, explain(self.plan)])
+        """The optimized plan as text (compiler.plan.explain), after a line per `.pragma`:
+        applied (with what it changed) or ignored."""
+        lines = []
+        for p in self.checked.pragmas:
+            written = f'.pragma "{p.key}"' + (f' "{p.value}"' if p.value is not None else "")
+            if p.key == "magic-transform":
+                done = ", ".join(self.checked.magic) or "no relation"
+                lines.append(f"applied: {written}: {done} evaluated on demand (magic sets)")
+            elif p.key in HONOURED_PRAGMAS:
+                lines.append(f"applied: {written}: {HONOURED_PRAGMAS[p.key]}")
+            else:
+                lines.append(f"ignored: {written}: {IGNORED_PRAGMAS.get(p.key, 'an unknown key')}")
+        return "\n".join([*lines, explain(self.plan)])
 
     def session(self, capture: str = "all") -> "Session":
         """A new in-process session; capture="outputs" keeps only outputs readable (less memory)."""
@@ -145,7 +162,7 @@ class Session:
         if capture not in ("all", "outputs"):
             raise SessionError(f"capture must be 'all' or 'outputs', not {capture!r}")
         self.program = program
-        names = None if capture == "all" else program.outputs
+        names = program.readable() if capture == "all" else program.outputs
         self._built = build_dataflow(program.plan, names)
         self._time = 0
         self._constants_open = True
@@ -353,6 +370,10 @@ class Session:
     def _capture(self, relation: str):
         capture = self._built.captures.get(relation)
         if capture is None:
+            if relation in self.program.relations and relation not in self.program.readable():
+                raise SessionError(
+                    f"'{relation}' is an eqrel relation that no output names: deltalog keeps its classes, not its pairs"
+                    f" (make it an .output to read them)", relation)
             if relation in self.program.relations:
                 raise SessionError(f"'{relation}' is not captured: this session was made with capture='outputs'", relation)
             known = ", ".join(self.program.relations) or "none"

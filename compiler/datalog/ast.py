@@ -102,11 +102,16 @@ class UnaryOp:
 
 @dataclass(frozen=True)
 class Functor:
-    """A built-in function: cat strlen substr to_number to_string min max."""
+    """A built-in function (cat strlen substr to_number to_string min max ...), or a
+    user-defined functor `@f(...)`, whose name keeps its `@` (see FunctorDecl)."""
 
     name: str
     args: tuple["Term", ...]
     span: Span = _span()
+
+    @property
+    def user_defined(self) -> bool:
+        return self.name.startswith("@")
 
 
 @dataclass(frozen=True)
@@ -180,6 +185,27 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class Subsumption:
+    """`dominated <= dominating :- body`: a tuple of the relation is dropped when another
+    tuple of it dominates it as the body says (compiler.datalog.checks, Soufflé's
+    subsumptive rules). Both heads are atoms of the same relation."""
+
+    dominated: Atom
+    dominating: Atom
+    body: tuple[Literal, ...]
+    span: Span = _span()
+
+    @property
+    def relation(self) -> str:
+        return self.dominated.relation
+
+    def as_rule(self) -> "Rule":
+        """A headless rule whose body is the two heads and then the body: how inference and
+        safety see the subsumptive rule (the heads ground variables, like body atoms)."""
+        return Rule((), (self.dominated, self.dominating, *self.body), span=self.span)
+
+
+@dataclass(frozen=True)
 class Rule:
     """`heads :- body`, with a conjunctive body (several heads share the body)."""
 
@@ -207,6 +233,14 @@ class Qualifier:
 
 
 @dataclass(frozen=True)
+class ChoiceDomain:
+    """One domain of a `choice-domain` qualifier: the attributes that pick one tuple."""
+
+    columns: tuple[str, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
 class Decl:
     name: str
     attributes: tuple[Attribute, ...]
@@ -214,6 +248,21 @@ class Decl:
     span: Span = _span()
     as_of: bool = False  # the `asof` qualifier: the relation's rules are as-of joins
     overridable: bool = False  # the `overridable` qualifier: a derived component may `.override` its clauses
+    eqrel: bool = False  # the `eqrel` qualifier: an equivalence relation (compiler.datalog.checks)
+    inline: bool = False  # the `inline` qualifier: substituted into its uses (compiler.datalog.inline)
+    choice_domains: tuple[ChoiceDomain, ...] = ()  # the `choice-domain` qualifier
+
+
+@dataclass(frozen=True)
+class FunctorDecl:
+    """`.functor name(params): result [stateful]`: a user-defined functor, called `@name(...)`;
+    parameters are Attributes whose type_name is the type (their names are optional)."""
+
+    name: str
+    params: tuple[Attribute, ...]
+    result: str
+    stateful: bool = False
+    span: Span = _span()
 
 
 @dataclass(frozen=True)
@@ -310,6 +359,8 @@ class Program:
     # Empty once compiler.datalog.components has expanded them (parse_datalog's result).
     components: tuple[Component, ...] = ()
     instances: tuple[ComponentInit, ...] = ()
+    subsumptions: tuple[Subsumption, ...] = ()
+    functors: tuple[FunctorDecl, ...] = ()
 
 
 # ---- traversal -----------------------------------------------------------------

@@ -21,6 +21,7 @@ from compiler.datalog.ast import (
     Atom,
     Attribute,
     BinaryOp,
+    ChoiceDomain,
     Comparison,
     Component,
     ComponentInit,
@@ -29,6 +30,7 @@ from compiler.datalog.ast import (
     Fact,
     Float,
     Functor,
+    FunctorDecl,
     IODirective,
     Number,
     Override,
@@ -39,6 +41,7 @@ from compiler.datalog.ast import (
     Span,
     String,
     StringTest,
+    Subsumption,
     TypeDecl,
     UnaryOp,
     Unsigned,
@@ -57,16 +60,16 @@ _UNARY = {"op_neg": "-", "op_bnot": "bnot", "op_lnot": "lnot"}
 
 _ESCAPES = {'"': '"', "\\": "\\", "'": "'", "n": "\n", "t": "\t", "r": "\r", "0": "\0"}
 
-# Soufflé's data-structure hints: they change performance, not meaning.
-_IGNORED_QUALIFIERS = {"btree", "brie", "btree_delete", "inline", "no_inline", "magic", "no_magic"}
+# Soufflé's data-structure and evaluation hints: they change performance, not meaning.
+_IGNORED_QUALIFIERS = {"btree", "brie", "btree_delete", "magic", "no_magic"}
+# Qualifiers that change meaning: a flag of the Decl each (compiler.datalog.ast.Decl);
+# `no_inline` overrides `inline`, as in Soufflé.
+_FLAG_QUALIFIERS = ("asof", "overridable", "eqrel", "inline", "no_inline")
 
 
 # Soufflé's `.pragma` keys (its command-line options) that tune how it evaluates or
 # what it reports, never the result: deltalog plans by itself and ignores them.
 IGNORED_PRAGMAS = {
-    "magic-transform": "an optimisation hint (deltalog plans by itself)",
-    "magic-transform-exclude": "an optimisation hint (deltalog plans by itself)",
-    "inline-exclude": "an optimisation hint (deltalog plans by itself)",
     "disable-transformers": "an optimisation hint (deltalog plans by itself)",
     "enable-transformers": "an optimisation hint (deltalog plans by itself)",
     "RamSIPS": "an optimisation hint (deltalog plans by itself)",
@@ -79,6 +82,14 @@ IGNORED_PRAGMAS = {
     "verbose": "a reporting option",
     "emit-statistics": "a reporting option",
     "legacy": "a compatibility switch of Soufflé's command line",
+}
+
+
+# Keys deltalog honours: compiler.datalog.magic and compiler.datalog.inline read them.
+HONOURED_PRAGMAS = {
+    "magic-transform": "relations evaluated on demand (magic sets)",
+    "magic-transform-exclude": "relations kept out of the magic sets",
+    "inline-exclude": "inline relations kept materialised",
 }
 
 
@@ -194,6 +205,10 @@ class Builder(Transformer):
             return type(operand)(-operand.value, span=span)
         return UnaryOp(op, operand, span=span)
 
+    def user_functor(self, meta, children):
+        name, *args = _present(children)
+        return Functor("@" + str(name), tuple(args), span=meta_span(meta))
+
     def functor(self, meta, children):
         name, *args = _present(children)
         if name == "autoinc":
@@ -230,7 +245,16 @@ class Builder(Transformer):
 
     def comparison(self, meta, children):
         left, op, right = children
+        if op == "=":  # `_ = min x : {...}`: an aggregate wanted for its witnesses, its value unnamed
+            left, right = (self._unnamed(side) if isinstance(other, Aggregate) else side for side, other in ((left, right), (right, left)))
         return ("lit", Comparison(op, left, right, span=meta_span(meta)))
+
+    @staticmethod
+    def _unnamed(term):
+        """A wildcard standing for a value, as a variable nothing else can name."""
+        if not isinstance(term, Wildcard):
+            return term
+        return Variable(f"<_ {term.span.line}:{term.span.column}>", span=term.span)
 
     def string_test(self, meta, children):
         name, needle, haystack = children
@@ -258,6 +282,11 @@ class Builder(Transformer):
     def heads(self, meta, children):
         return tuple(children)
 
+    def subsumption(self, meta, children):
+        dominated, dominating, body = children
+        span = meta_span(meta)
+        return [Subsumption(dominated, dominating, alternative, span=span) for alternative in self._dnf(body, span)]
+
     def clause(self, meta, children):
         heads = children[0]
         span = meta_span(meta)
@@ -277,17 +306,20 @@ class Builder(Transformer):
         name, type_name = children
         return Attribute(str(name), None if type_name is None else str(type_name), span=meta_span(meta))
 
+    def choice_domain(self, meta, children):
+        return ChoiceDomain(tuple(map(str, children)), span=meta_span(meta))
+
     def decl_qualifier(self, meta, children):
         span = meta_span(meta)
+        if isinstance(children[0], Token) and children[0].type == "CHOICE_DOMAIN":
+            return tuple(children[1:])
         if len(children) == 2:
             return Qualifier(str(children[0]), str(children[1]), span=span)
         name = str(children[0])
         if name in _IGNORED_QUALIFIERS:
             return None
-        if name in ("asof", "overridable"):
-            return name
-        assert name == "eqrel", name
-        raise self._error(UnsupportedError, "equivalence relations (eqrel) are not supported", span)
+        assert name in _FLAG_QUALIFIERS, name
+        return name
 
     def decl(self, meta, children):
         """The Decls of one `.decl` (several when it names several relations)."""
@@ -297,10 +329,25 @@ class Builder(Transformer):
         qualifiers = [c for c in rest if isinstance(c, Qualifier)]
         if len(qualifiers) > 1:
             raise self._error(DeclarationError, f"relation '{names[0]}' has more than one min/max qualifier", qualifiers[1].span)
-        as_of, overridable = "asof" in rest, "overridable" in rest
+        given = {c for c in rest if type(c) is str}  # flag qualifiers (names are Tokens)
+        flags = {name: name in given for name in _FLAG_QUALIFIERS}
+        flags["as_of"] = flags.pop("asof")
+        if flags.pop("no_inline"):
+            flags["inline"] = False
+        domains = tuple(d for c in rest if isinstance(c, tuple) for d in c)
         qualifier = qualifiers[0] if qualifiers else None
         span = meta_span(meta)
-        return [Decl(str(name), attributes, qualifier, span=span, as_of=as_of, overridable=overridable) for name in names]
+        return [Decl(str(name), attributes, qualifier, span=span, choice_domains=domains, **flags) for name in names]
+
+    def functor_decl(self, meta, children):
+        _, name, *rest = _present(children)
+        stateful = bool(rest) and isinstance(rest[-1], Token) and rest[-1].type == "STATEFUL"
+        if stateful:
+            rest = rest[:-1]
+        *params, result = rest
+        # `.functor f(number, symbol): number`: an unnamed parameter is just its type.
+        params = tuple(p if p.type_name is not None else Attribute("", p.name, span=p.span) for p in params)
+        return FunctorDecl(str(name), params, str(result), stateful, span=meta_span(meta))
 
     def type_equal(self, meta, children):
         _, name, *bases = children
@@ -338,7 +385,7 @@ class Builder(Transformer):
     def pragma(self, meta, children):
         _, key, value = children
         pragma = Pragma(unescape(str(key)), None if value is None else unescape(str(value)), span=meta_span(meta))
-        if pragma.key not in IGNORED_PRAGMAS:  # at the program's file and line, as a compiler warns
+        if pragma.key not in IGNORED_PRAGMAS and pragma.key not in HONOURED_PRAGMAS:  # at the program's file and line, as a compiler warns
             name = self.source.name if self.source else "<string>"
             warnings.warn_explicit(f"unknown .pragma key '{pragma.key}' (ignored)", CompileWarning, name, meta.line)
         return pragma
@@ -377,7 +424,8 @@ class Builder(Transformer):
 
     def _program(self, statements) -> Program:
         """The statements of a program, or of a component's body, sorted by kind."""
-        parts = {kind: [] for kind in (Decl, TypeDecl, "input", "output", "printsize", Fact, Rule, Pragma, Component, ComponentInit)}
+        kinds = (Decl, TypeDecl, "input", "output", "printsize", Fact, Rule, Subsumption, Pragma, Component, ComponentInit, FunctorDecl)
+        parts = {kind: [] for kind in kinds}
         for item in statements:
             for node in item if isinstance(item, list) else [item]:
                 key = node.kind if isinstance(node, IODirective) else type(node)
@@ -394,4 +442,6 @@ class Builder(Transformer):
             pragmas=tuple(parts[Pragma]),
             components=tuple(parts[Component]),
             instances=tuple(parts[ComponentInit]),
+            subsumptions=tuple(parts[Subsumption]),
+            functors=tuple(parts[FunctorDecl]),
         )

@@ -22,26 +22,32 @@ outputs are the `.output` and `.printsize` relations (the CLI prints the size of
 a `.printsize` relation, and its rows only if it is an `.output` too), or,
 without either directive, every relation defined by rules that is not an input.
 
-The `min(col)` / `max(col)` qualifier. `.decl dist(node: number, d: number)
-min(d)` makes `dist` keep, per value of its other columns, only the least
-value of column `d` among all the tuples its rules and facts derive: the
-shortest distance per node, as in breadth-first search written as
-`dist(y, d + 1) :- dist(x, d), edge(x, y).` The column must be numeric. The
-qualified relation may be recursive: keeping the minimum is monotone.
+What a relation keeps of the tuples its rules derive -- all of them, or as a
+min/max qualifier, `eqrel`, `choice-domain` or subsumptive rules say -- is
+compiler.datalog.kinds's to check. Inline relations are substituted into their
+uses before anything else (compiler.datalog.inline); a program with
+`.pragma "magic-transform"` is checked as written and then rewritten with magic
+sets (compiler.datalog.magic). `.functor` declarations name Python callables
+given to `check` (`functors`); one without a callable is an UnsupportedError
+(deltalog cannot load Soufflé's C++ functor libraries).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass, field
 
-from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Term, TypeDecl
-from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference
+from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term, TypeDecl
+from compiler.datalog.infer import BASE_TYPES, Inference
+from compiler.datalog.inline import inline_relations
+from compiler.datalog.kinds import check_eqrel, check_kinds, check_qualifier, choice_domains
+from compiler.datalog.magic import magic_transform
 from compiler.datalog.parser import parse_datalog
 from compiler.datalog.preprocess import preprocess
 from compiler.datalog.safety import check_safety
 from compiler.datalog.stratify import Stratum, body_atoms, stratify
-from compiler.errors import CompileError, DeclarationError, Source, TypeMismatchError, UnknownRelationError, UnsupportedError
+from compiler.errors import CompileError, DeclarationError, Source, UnknownRelationError, UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,19 @@ class RelationInfo:
     output_options: dict[str, str] = field(hash=False)
     span: Span  # the declaration, else the first use
     as_of: bool = False  # declared `asof`: each rule's first atom is looked up as of its time (compiler.lowering.rules)
+    eqrel: bool = False  # declared `eqrel`: an equivalence relation (see the module)
+    # `choice-domain`: the column indexes of each domain (see the module).
+    choice_domains: tuple[tuple[int, ...], ...] = ()
+
+
+@dataclass(frozen=True)
+class UserFunctor:
+    """A `.functor` declaration with the Python callable that implements it."""
+
+    name: str  # without the '@'
+    param_types: tuple[str, ...]
+    result_type: str
+    function: object = field(compare=False)
 
 
 @dataclass(frozen=True)
@@ -70,52 +89,67 @@ class CheckedProgram:
     outputs: tuple[str, ...]  # .output and .printsize relations (without either: every derived relation)
     required_inputs: tuple[str, ...]  # the `.input` relations, in directive order: a run needs a table for each
     printsizes: tuple[str, ...]  # whose size the CLI prints, as Soufflé's .printsize
-    # The base type of every term of every rule (keys are the rules above).
+    # The base type of every term of every rule (keys are the rules above, and each
+    # subsumptive rule's `as_rule()`).
     term_types: dict[Rule, dict[Term, str]] = field(hash=False, repr=False)
     source: Source | None = field(default=None, compare=False, repr=False)
-    pragmas: tuple[Pragma, ...] = field(default=(), compare=False, repr=False)  # all ignored (builder.IGNORED_PRAGMAS)
+    pragmas: tuple[Pragma, ...] = field(default=(), compare=False, repr=False)  # builder.IGNORED_PRAGMAS, HONOURED_PRAGMAS
+    magic: tuple[str, ...] = ()  # the relations evaluated on demand (compiler.datalog.magic)
+    subsumptions: tuple[Subsumption, ...] = ()  # disjunction-free; see the module
+    functors: dict[str, UserFunctor] = field(default_factory=dict, hash=False, repr=False)  # by name, without '@'
 
 
-def check_datalog(text: str, source_name: str = "<string>", include_dirs=()) -> CheckedProgram:
+def check_datalog(text: str, source_name: str = "<string>", include_dirs=(), functors=None) -> CheckedProgram:
     """Preprocess (compiler.datalog.preprocess), parse and check Datalog source text;
-    errors name the file and line the offending text came from."""
+    errors name the file and line the offending text came from. `functors` maps the
+    names of `.functor` declarations to the Python callables implementing them."""
     text, lines = preprocess(text, source_name, include_dirs)
     try:
-        return check(parse_datalog(text, source_name))
+        return check(parse_datalog(text, source_name), functors)
     except CompileError as error:
         if lines is None:
             raise
         raise lines.relocate(error) from None
 
 
-def check(program: Program) -> CheckedProgram:
-    """Infer, check and stratify a parsed program; raise the first CompileError found."""
+def check(program: Program, functors=None) -> CheckedProgram:
+    """Infer, check and stratify a parsed program; raise the first CompileError found.
+    Inline relations are substituted first (compiler.datalog.inline); a program asking
+    for magic sets is checked as written, then transformed (compiler.datalog.magic)."""
     source = program.source
     type_names = _resolve_type_names(program.types, source)
+    user_functors = _user_functors(program, functors or {}, type_names)
+    if any(d.inline for d in program.decls):
+        # Type-check the inline relations' own clauses before they disappear into their uses.
+        _infer(program, _index_decls(program.decls, source), type_names, user_functors)
+        program = inline_relations(program)
+    checked = _check(program, type_names, user_functors)
+    transformed = magic_transform(program, checked)
+    if transformed is None:
+        return checked
+    try:
+        on_demand = _check(transformed, type_names, user_functors)
+    except CompileError:  # e.g. a magic rule closing a cycle through a negation: not used
+        return checked
+    magic = tuple(sorted({name.split("@")[0] for name in on_demand.relations if "@magic@" in name}))
+    return dataclasses.replace(on_demand, magic=magic)
+
+
+def _check(program: Program, type_names, user_functors) -> CheckedProgram:
+    source = program.source
     decls = _index_decls(program.decls, source)
     _check_defined(program, decls, source)
-    # A rule with several heads is several rules with one body: strata may differ per head.
-    rules = tuple(Rule((head,), rule.body, span=rule.span) for rule in program.rules for head in rule.heads)
-
-    inference = Inference(source)
-    for decl in decls.values():
-        types = [None if a.type_name is None else _type_of(a.type_name, type_names, a.span, source) for a in decl.attributes]
-        inference.declare(decl.name, types, [a.span for a in decl.attributes], decl.span)
-        if decl.qualifier is not None:
-            _check_qualifier(decl, types, inference, source)
-    clauses = sorted([*program.facts, *rules], key=lambda c: (c.span.line, c.span.column))
-    for clause in clauses:
-        if isinstance(clause, Fact):
-            inference.fact(clause)
-        else:
-            inference.rule(clause)
+    inference, rules = _infer(program, decls, type_names, user_functors)
 
     for rule in rules:
         check_safety(rule, source)
-    strata = tuple(stratify(rules, source))
+    for s in program.subsumptions:
+        check_safety(s.as_rule(), source)
+    strata = tuple(stratify(rules, source, program.subsumptions))
 
     directives = {kind: _index_io(getattr(program, f"{kind}s"), inference, source) for kind in ("input", "output", "printsize")}
-    defined = {rule.heads[0].relation for rule in rules}
+    rule_heads = {rule.heads[0].relation for rule in rules}
+    defined = rule_heads | {s.relation for s in program.subsumptions}
     relations = {}
     for name, shape in inference.relations.items():
         decl = decls.get(name)
@@ -125,17 +159,22 @@ def check(program: Program) -> CheckedProgram:
             types=inference.relation_types(name),
             attribute_names=tuple(a.name for a in decl.attributes) if decl else tuple(f"x{i}" for i in range(shape.arity)),
             qualifier=decl.qualifier if decl else None,
-            is_input=name not in defined or name in directives["input"],
+            is_input=name not in rule_heads or name in directives["input"],
             is_output=name in directives["output"],
             input_options=directives["input"].get(name, {}),
             output_options=directives["output"].get(name, {}),
             as_of=bool(decl and decl.as_of),
+            eqrel=bool(decl and decl.eqrel),
+            choice_domains=choice_domains(decl, source) if decl else (),
             span=shape.span,
         )
+    check_kinds(program, relations, strata, source)
     if directives["output"] or directives["printsize"]:
         outputs = tuple(dict.fromkeys([*directives["output"], *directives["printsize"]]))
     else:
         outputs = tuple(n for n, info in relations.items() if n in defined and not info.is_input)
+    term_types = {rule: inference.term_types(rule) for rule in rules}
+    term_types.update((s.as_rule(), inference.term_types(s.as_rule())) for s in program.subsumptions)
     return CheckedProgram(
         relations=relations,
         facts=program.facts,
@@ -144,10 +183,35 @@ def check(program: Program) -> CheckedProgram:
         outputs=outputs,
         required_inputs=tuple(directives["input"]),
         printsizes=tuple(directives["printsize"]),
-        term_types={rule: inference.term_types(rule) for rule in rules},
+        term_types=term_types,
         source=source,
         pragmas=program.pragmas,
+        subsumptions=program.subsumptions,
+        functors=user_functors,
     )
+
+
+def _infer(program: Program, decls: dict[str, Decl], type_names, functors) -> tuple[Inference, tuple[Rule, ...]]:
+    """Arity and type inference over the declarations and clauses, in source order; the
+    inference and the program's rules with one head each."""
+    source = program.source
+    # A rule with several heads is several rules with one body: strata may differ per head.
+    rules = tuple(Rule((head,), rule.body, span=rule.span) for rule in program.rules for head in rule.heads)
+    inference = Inference(source, {name: (f.param_types, f.result_type) for name, f in functors.items()})
+    for decl in decls.values():
+        types = [None if a.type_name is None else _type_of(a.type_name, type_names, a.span, source) for a in decl.attributes]
+        inference.declare(decl.name, types, [a.span for a in decl.attributes], decl.span)
+        if decl.qualifier is not None:
+            check_qualifier(decl, types, inference, source)
+        if decl.eqrel:
+            check_eqrel(decl, inference, source)
+    clauses = sorted([*program.facts, *rules, *(s.as_rule() for s in program.subsumptions)], key=lambda c: (c.span.line, c.span.column))
+    for clause in clauses:
+        if isinstance(clause, Fact):
+            inference.fact(clause)
+        else:
+            inference.rule(clause)
+    return inference, rules
 
 
 def _check_defined(program: Program, decls: dict[str, Decl], source) -> None:
@@ -220,16 +284,26 @@ def _index_decls(decls: tuple[Decl, ...], source) -> dict[str, Decl]:
     return out
 
 
-def _check_qualifier(decl: Decl, types: list[str | None], inference: Inference, source) -> None:
-    q = decl.qualifier
-    names = [a.name for a in decl.attributes]
-    if q.column not in names:
-        raise DeclarationError.at(f"{q.kind}({q.column}): relation '{decl.name}' has no column '{q.column}'", q.span, source)
-    declared = types[names.index(q.column)]
-    if declared is not None and declared not in NUMERIC:
-        raise TypeMismatchError.at(f"{q.kind}({q.column}) needs a numeric column, but '{q.column}' is a {declared}", q.span, source)
-    column = inference.relations[decl.name].columns[names.index(q.column)]
-    inference.restrict(column, NUMERIC, q.span, f"column '{q.column}' of '{decl.name}'", f"{q.kind}(...)", q.span, declared=True)
+def _user_functors(program: Program, functors: dict, type_names) -> dict[str, UserFunctor]:
+    """The program's `.functor` declarations with their Python callables (`functors`)."""
+    source = program.source
+    declared = {}
+    for decl in program.functors:
+        if decl.name in declared:
+            raise DeclarationError.at(f"functor '{decl.name}' is declared twice", decl.span, source)
+        if decl.name not in functors:
+            message = (f"functor '{decl.name}' has no implementation: deltalog cannot load C++ functor libraries; "
+                       f"give a Python callable with compile_datalog(..., functors={{'{decl.name}': f}})")  # fmt: skip
+            raise UnsupportedError.at(message, decl.span, source)
+        if not callable(functors[decl.name]):
+            raise TypeError(f"functors['{decl.name}'] is not callable: {functors[decl.name]!r}")
+        params = tuple(_type_of(p.type_name, type_names, p.span, source) for p in decl.params)
+        result = _type_of(decl.result, type_names, decl.span, source)
+        declared[decl.name] = UserFunctor(decl.name, params, result, functors[decl.name])
+    undeclared = sorted(set(functors) - set(declared))
+    if undeclared:
+        raise TypeError(f"functors given for {', '.join(map(repr, undeclared))}, which no '.functor' of the program declares")
+    return declared
 
 
 # The options of `.input` / `.output` that deltalog honours (compiler.cli, Session.load_facts):

@@ -52,6 +52,7 @@ from compiler.datalog.ast import (
     Program,
     Rule,
     Span,
+    Subsumption,
     TypeDecl,
     map_nodes,
 )
@@ -71,7 +72,7 @@ MAX_INSTANCE_DEPTH = 100
 # its argument is not known, so a reference through it is not looked up.
 _UNKNOWN_ARGUMENT = "<type parameter>"
 
-Clause = Fact | Rule
+Clause = Fact | Rule | Subsumption
 
 
 def instantiate_components(program: Program) -> Program:
@@ -98,6 +99,7 @@ def instantiate_components(program: Program) -> Program:
         printsizes=program.printsizes + tuple(d for d in directives if d.kind == "printsize"),
         facts=program.facts + tuple(c for c in clauses if isinstance(c, Fact)),
         rules=program.rules + tuple(c for c in clauses if isinstance(c, Rule)),
+        subsumptions=program.subsumptions + tuple(c for c in clauses if isinstance(c, Subsumption)),
         components=(),
         instances=(),
     )
@@ -174,14 +176,14 @@ def _with_relations_renamed(clause: Clause, names: dict[str, str]) -> Clause:
 
 
 def _head(clause: Clause) -> str:
-    return clause.relation if isinstance(clause, Fact) else clause.heads[0].relation
+    return clause.heads[0].relation if isinstance(clause, Rule) else clause.relation
 
 
 def _clauses(body: Program) -> list[Clause]:
-    """The body's facts and rules in source order, one head per rule: a head's clause may
-    stay in the instance while another head's is handed outward."""
+    """The body's facts, rules and subsumptive rules in source order, one head per rule: a
+    head's clause may stay in the instance while another head's is handed outward."""
     rules = [Rule((head,), rule.body, span=rule.span) for rule in body.rules for head in rule.heads]
-    return sorted([*body.facts, *rules], key=lambda c: (c.span.line, c.span.column))
+    return sorted([*body.facts, *rules, *body.subsumptions], key=lambda c: (c.span.line, c.span.column))
 
 
 def _arguments(component: Component, ref: ComponentType, binding: dict[str, str]) -> dict[str, str]:

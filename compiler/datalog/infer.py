@@ -39,7 +39,7 @@ from compiler.datalog.ast import (
     Wildcard,
 )
 from compiler.datalog.scope import Scope, rule_scope
-from compiler.errors import ArityError, Source, TypeMismatchError
+from compiler.errors import ArityError, Source, TypeMismatchError, UnknownFunctorError
 
 BASE_TYPES = ("number", "unsigned", "float", "symbol")
 ANY = frozenset(BASE_TYPES)
@@ -90,7 +90,8 @@ def describe(term: Term) -> str:
     if isinstance(term, (BinaryOp, UnaryOp)):
         return f"the '{term.op}' expression"
     if isinstance(term, Functor):
-        return f"{term.name}(...)"
+        return f"{term.name}(...)"  # a user functor's name has its '@'
+
     return f"the {term.kind} aggregate"
 
 
@@ -113,8 +114,9 @@ class RelationShape:
 class Inference:
     """Runs over declarations, facts and rules in order; then `relation_types` and `term_types`."""
 
-    def __init__(self, source: Source | None):
+    def __init__(self, source: Source | None, functors: dict | None = None):
         self.source = source
+        self.functors = functors or {}  # user functor name (without '@') -> (parameter types, result type)
         self.parent: list[int] = []
         self.classes: dict[int, _Class] = {}
         self.relations: dict[str, RelationShape] = {}
@@ -269,6 +271,8 @@ class Inference:
         return self._aggregate(term, scope.child(term))
 
     def _functor(self, term: Functor, scope: Scope) -> int:
+        if term.user_defined:
+            return self._user_functor(term, scope)
         if term.name == "range" and len(term.args) not in (2, 3):
             raise ArityError.at(f"range takes 2 or 3 arguments, but is given {len(term.args)}", term.span, self.source)
         if term.name in ("min", "max", "range"):
@@ -287,6 +291,19 @@ class Inference:
         for i, (arg, param) in enumerate(zip(term.args, params)):
             types = param if isinstance(param, frozenset) else frozenset({param})
             self._param(arg, types, scope, f"argument {i + 1} of {term.name}", term.span)
+        return self.new(frozenset({result}), term.span)
+
+    def _user_functor(self, term: Functor, scope: Scope) -> int:
+        name = term.name[1:]
+        if name not in self.functors:
+            known = ", ".join(sorted(self.functors)) or "none"
+            message = f"functor '{name}' is not declared (declare it with '.functor {name}(...): type'; declared: {known})"
+            raise UnknownFunctorError.at(message, term.span, self.source)
+        params, result = self.functors[name]
+        if len(params) != len(term.args):
+            raise ArityError.at(f"@{name} takes {_args(len(params))}, but is given {len(term.args)}", term.span, self.source)
+        for i, (arg, param) in enumerate(zip(term.args, params)):
+            self._param(arg, frozenset({param}), scope, f"argument {i + 1} of @{name}", term.span)
         return self.new(frozenset({result}), term.span)
 
     def _aggregate(self, agg: Aggregate, scope: Scope) -> int:

@@ -5,9 +5,9 @@ exceptions never escape. A syntax error is reported as a ParseError that says
 what was found and, in words, what the parser could have accepted there
 (groups such as "a term" or "an operator" stand for their many tokens).
 Where the parser stops at Soufflé syntax for a feature deltalog lacks
-(records, ADTs, functors such as `lower` or `@f`, subsumption,
-choice-domain), the error is instead an UnsupportedError naming the feature
-at its first token, which may lie well before where parsing stopped.
+(records, ADTs, functors such as `lower`), the error is instead an
+UnsupportedError naming the feature at its first token, which may lie well
+before where parsing stopped.
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ _WORDS = {
     "COMP": "'.comp'",
     "INIT": "'.init'",
     "OVERRIDE": "'.override'",
+    "FUNCTOR": "'.functor'",
+    "CHOICE_DOMAIN": "'choice-domain'",
+    "STATEFUL": "'stateful'",
     "QUALIFIED_NAME": None,  # where it fits, so does an identifier, which the message names
     "HINT": "a qualifier such as 'btree'",
     "$END": "end of input",
@@ -53,7 +56,7 @@ _COMPARISONS = "= != < <= > >=".split()
 _TERM_STARTS = (
     "an identifier, '_', a number, a float, an unsigned number, a string, '(', '-', 'bnot', 'lnot', "
     "'cat', 'strlen', 'substr', 'to_number', 'to_string', 'to_float', 'to_unsigned', 'ord', 'range', 'autoinc', "
-    "'count', 'sum', 'min', 'max', 'mean'"
+    "'count', 'sum', 'min', 'max', 'mean', '@'"
 ).split(", ")
 # Whole groups of expected tokens are named by one word, checked in this order.
 _GROUPS = (
@@ -115,7 +118,6 @@ _SOUFFLE_FUNCTORS = {
 _SOUFFLE_CHARACTERS = {
     "[": "records ('[a, b]' and record types) are not supported",
     "$": "algebraic data types (ADT constructors '$Name(...)') are not supported",
-    "@": "user-defined functors ('@name(...)') are not supported",
 }
 _ADT_DECLARATION = re.compile(r"\.type\s+[A-Za-z_?][A-Za-z0-9_?]*\s*=\s*[A-Za-z_?][A-Za-z0-9_?]*\s*$")
 _NOT_CODE = re.compile(r'"(\\.|[^"\\\n])*"|//[^\n]*|/\*(.|\n)*?\*/')
@@ -152,11 +154,6 @@ def _unsupported_feature(text: str, offset: int) -> tuple[str, int] | None:
         call = re.search(r"([A-Za-z_?][A-Za-z0-9_?]*)\s*$", before)
         if call and call.group(1) in _SOUFFLE_FUNCTORS:
             return _SOUFFLE_FUNCTORS[call.group(1)], call.start(1)
-    if code.startswith("<=", offset) and before.endswith(")"):
-        return "subsumptive rules (head <= head :- body) are not supported", offset
-    word = code.rfind("choice", 0, offset + 1)
-    if word >= 0 and code.startswith("choice-domain", word) and word + len("choice") == offset:
-        return "choice-domain is not supported", word
     return None
 
 

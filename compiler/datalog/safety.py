@@ -14,7 +14,6 @@ wildcard `_` is only meaningful as a whole argument of a body atom.
 from __future__ import annotations
 
 from compiler.datalog.ast import (
-    CONSTANTS,
     Aggregate,
     Atom,
     BinaryOp,
@@ -80,8 +79,8 @@ def _check_wildcards(rule: Rule, source) -> None:
 
 def _check_ranges(rule: Rule, source) -> None:
     """`range` has several values: deltalog takes it where it binds a variable to each of
-    them, `x = range(a, b[, step])`, with constant bounds (the rows are then known when
-    compiling; bounds computed per row would need a flat-map operator the plan lacks)."""
+    them (or tests one), `x = range(a, b[, step])`; its bounds are grounded like any
+    other expression's."""
     binding = set()
 
     def literals(body):
@@ -89,15 +88,14 @@ def _check_ranges(rule: Rule, source) -> None:
             if isinstance(lit, Comparison) and lit.op == "=":
                 for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
                     if isinstance(side, Variable) and isinstance(other, Functor) and other.name == "range":
-                        if all(isinstance(a, CONSTANTS) for a in other.args):
-                            binding.add(id(other))
+                        binding.add(id(other))
             for term in literal_terms(lit):
                 visit(term)
 
     def visit(term):
         for sub in subterms(term):
             if isinstance(sub, Functor) and sub.name == "range" and id(sub) not in binding:
-                message = "range(...) is supported only as 'x = range(a, b[, step])' with constant a, b and step"
+                message = "range(...) is supported only as 'x = range(a, b[, step])', binding x to each value"
                 raise UnsupportedError.at(message, sub.span, source)
             if isinstance(sub, Aggregate):
                 if sub.target is not None:

@@ -89,13 +89,22 @@ def strongly_connected(nodes: list[str], edges: dict[str, list[str]]) -> list[li
     return components
 
 
-def stratify(rules: tuple[Rule, ...], source: Source | None) -> list[Stratum]:
-    """Strata of the rule-defined relations, in dependency order. Rules have one head each."""
+def stratify(rules: tuple[Rule, ...], source: Source | None, subsumptions=()) -> list[Stratum]:
+    """Strata of the relations that rules (or subsumptive rules) define, in dependency
+    order. Rules have one head each. A subsumptive rule `r(..) <= r(..) :- body` makes r
+    depend on its body's relations; its two heads read r's candidate tuples, not r."""
     defined: dict[str, list[Rule]] = {}
     for rule in rules:
         defined.setdefault(rule.heads[0].relation, []).append(rule)
+    # The subsumptive rules count as rules with their body, less the atoms of their own
+    # relation (like the two heads, they read its candidate tuples).
+    dependencies = {name: list(its_rules) for name, its_rules in defined.items()}
+    for s in subsumptions:
+        defined.setdefault(s.relation, [])
+        body = tuple(lit for lit in s.body if _relation_of(lit) != s.relation)
+        dependencies.setdefault(s.relation, []).append(Rule((s.dominated,), body, span=s.span))
     edges: dict[str, list[str]] = {}
-    for name, its_rules in defined.items():
+    for name, its_rules in dependencies.items():
         used = (atom.relation for rule in its_rules for atom, _ in body_atoms(rule.body))
         edges[name] = list(dict.fromkeys(r for r in used if r in defined))
 
@@ -107,9 +116,15 @@ def stratify(rules: tuple[Rule, ...], source: Source | None) -> list[Stratum]:
         its_rules.sort(key=lambda r: (r.span.line, r.span.column))
         recursive = len(component) > 1 or component[0] in edges[component[0]]
         if recursive:
-            _check_component(its_rules, members, edges, source)
+            _check_component([r for name in component for r in dependencies[name]], members, edges, source)
         strata.append(Stratum(tuple(sorted(component, key=order.get)), tuple(its_rules), recursive))
     return strata
+
+
+def _relation_of(literal) -> str | None:
+    """The relation an atom or negated atom reads (None for other literals)."""
+    atom = literal.atom if isinstance(literal, Negation) else literal
+    return atom.relation if isinstance(atom, Atom) else None
 
 
 def _check_component(rules, members: set[str], edges, source) -> None:

@@ -57,6 +57,8 @@ def compile_expr(expr: Expr, layout, symbols):
     assert isinstance(expr, Call)
     args = [compile_expr(a, layout, symbols) for a in expr.args]
     op, types = expr.op, tuple(a.type for a in expr.args)
+    if not args:  # (a user functor of no arguments) one value for every row
+        return lambda data: np.repeat(apply(op, (), [], symbols), data.shape[1])
     return lambda data: apply(op, types, [f(data) for f in args], symbols)
 
 

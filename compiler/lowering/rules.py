@@ -12,9 +12,9 @@ extends the rows with a column for `x` (a Project), and a negated atom
 becomes an Antijoin on its bound arguments (constants filter the negated
 relation; `_` is no key, and neither is an existential variable, one local
 to the negated atom, whose repeated occurrences filter the negated relation
-on equal columns). `x = range(a, b[, step])` (constant bounds, see
-compiler.datalog.safety) joins the rows with the constant rows of the range's
-values. The head is a Project of its argument expressions.
+on equal columns). `x = range(a, b[, step])` joins the rows with the constant
+rows of the range's values, or with bounds computed per row extends each row
+with its values (compiler.lowering.ranges). The head is a Project of its argument expressions.
 
 Aggregates (`count`, `sum e`, `min e`, `max e`, `mean e` over `{ body }`), with
 Soufflé's meaning. Variables of the aggregate body that also occur outside
@@ -54,6 +54,8 @@ from compiler.datalog.ast import (
     subterms,
 )
 from compiler.datalog.scope import Scope
+from compiler.lowering.eqrel import eqrel_leaf, without_equivalent
+from compiler.lowering.ranges import RangeValues, range_values
 from compiler.plan import (
     Aggregate,
     Antijoin,
@@ -140,7 +142,8 @@ class Body:
         if isinstance(term, UnaryOp):
             return Call(_UNARY[term.op], (self.expr(term.operand),))
         if isinstance(term, Functor):
-            return Call(term.name, tuple(self.expr(a) for a in term.args))
+            op = self.rule.functors[term.name] if term.user_defined else term.name
+            return Call(op, tuple(self.expr(a) for a in term.args))
         if isinstance(term, AggregateTerm):
             if id(term) not in self.aggregates:
                 self.aggregates[id(term)] = self.rule.join_aggregate(self, term)
@@ -152,8 +155,10 @@ class Body:
 class RuleContext:
     """Translates the bodies of one rule (and of the aggregates inside it)."""
 
-    def __init__(self, relation_node, term_types: dict, span):
+    def __init__(self, relation_node, term_types: dict, span, classes=lambda name: None, functors=None):
         self.relation_node = relation_node  # relation name -> plan node of its rows (a set)
+        self.classes = classes  # relation name -> its (value, label) classes if it is eqrel (compiler.lowering.eqrel)
+        self.functors = functors or {}  # user functor name (with its '@') -> its op, a compiler.plan.ops.PythonFunctor
         self.term_types = term_types
         self.span = span
 
@@ -179,14 +184,22 @@ class RuleContext:
         if start is not None:
             node, cols = start.node, dict(start.cols)
         for atom in atoms:
-            leaf = self.relation_node(atom.relation, atom.span)
+            classes = self.classes(atom.relation)
+            if classes is None:
+                leaf, positions = self.relation_node(atom.relation, atom.span), range(len(atom.args))
+            else:
+                # Where multiplicities count (count, sum, mean), `_` stands for each value.
+                counting = scope.aggregate is not None and scope.aggregate.kind not in ("min", "max")
+                leaf, positions = eqrel_leaf(classes, atom.args, lambda a: isinstance(a, Wildcard) and not counting)
             offset = 0 if node is None else node.arity
             if as_of:
                 leaves.append(leaf)
                 node = leaf if node is None else DeltaJoin(tuple(leaves), tuple(equalities), as_of=True, span=atom.span)
             else:
                 node = leaf if node is None else Join(node, leaf, (), span=atom.span)
-            for i, arg in enumerate(atom.args):
+            for arg, i in zip(atom.args, positions):
+                if i is None:
+                    continue
                 c = offset + i
                 column = Col(c, leaf.types[i])
                 if isinstance(arg, Variable):
@@ -265,17 +278,30 @@ class RuleContext:
             raise PlanError(f"cannot translate literal {lit!r}")
 
     def _range(self, b: Body, var: Variable, term: Functor) -> None:
-        """Bind `var` to each value of the range (or keep the rows whose `var` is one)."""
+        """Bind `var` to each value of the range (or keep the rows whose `var` is one):
+        a join with the values of constant bounds, else a RangeValues (compiler.lowering.ranges)."""
         t = self.type_of(term)
-        bounds = [constant(a.value, t).value for a in term.args]
-        values = Values(tuple((v,) for v in range_values(*bounds)), (t,), span=term.span)
-        keys = ((b.cols[var.name], 0),) if var.name in b.cols else ()
-        outer = b.node
-        b.node = Join(outer, values, keys, span=term.span)
-        b.cols.setdefault(var.name, outer.arity)
+        if all(isinstance(a, CONSTANTS) for a in term.args):
+            bounds = [constant(a.value, t).value for a in term.args]
+            values = Values(tuple((v,) for v in range_values(*bounds)), (t,), span=term.span)
+            keys = ((b.cols[var.name], 0),) if var.name in b.cols else ()
+            width = b.node.arity
+            b.node = Join(b.node, values, keys, span=term.span)
+        else:
+            bounds = tuple(b.guard(b.expr(a)) for a in term.args)
+            width = b.node.arity
+            b.node = RangeValues(b.node, bounds, t, span=term.span)
+            if var.name in b.cols:
+                b.filter(Call("=", (Col(b.cols[var.name], t), Col(width, t))), term.span)
+        b.cols.setdefault(var.name, width)
 
     def _negation(self, b: Body, lit: Negation) -> None:
         atom = lit.atom
+        classes = self.classes(atom.relation)
+        if classes is not None:
+            a, c = (None if isinstance(arg, Wildcard) or _existential(arg, b) else self._column(b, arg) for arg in atom.args)
+            b.node = without_equivalent(b.node, a, c, classes, lit.span)
+            return
         right = self.relation_node(atom.relation, atom.span)
         keys, conditions = [], []
         existential: dict[str, int] = {}  # name -> its first column in the negated relation
@@ -290,13 +316,16 @@ class RuleContext:
                     existential[arg.name] = i
             elif isinstance(arg, CONSTANTS):
                 conditions.append(Call("=", (Col(i, right.types[i]), constant(arg.value, right.types[i]))))
-            elif isinstance(arg, Variable):
-                keys.append((b.cols[arg.name], i))
             else:
-                keys.append((b.extend(b.expr(arg)), i))
+                keys.append((self._column(b, arg), i))
         if conditions:
             right = Filter(right, conjoin(conditions), span=atom.span)
         b.node = Antijoin(b.node, right, tuple(keys), span=lit.span)
+
+    @staticmethod
+    def _column(b: Body, arg: Term) -> int:
+        """The column of b holding a ready argument's value (added if it is computed)."""
+        return b.cols[arg.name] if isinstance(arg, Variable) else b.extend(b.expr(arg))
 
     # ---- aggregates ----
 
@@ -345,18 +374,6 @@ class RuleContext:
             joined = Union((joined, filled), span=agg.span)
         b.node = joined
         return outer.arity + k
-
-
-def range_values(start, stop, step=None) -> list:
-    """Soufflé's range: start, start + step, ... while short of stop (exclusive); without a
-    step, 1 counting up and -1 counting down; a step away from stop (or 0) gives nothing."""
-    if step is None:
-        step = 1 if start <= stop else -1
-    values, x = [], start
-    while step != 0 and (x < stop if step > 0 else x > stop):
-        values.append(x)
-        x += step  # accumulated, as Soufflé's loop does (it matters for float steps)
-    return values
 
 
 def _existential(term: Term, b: Body) -> bool:

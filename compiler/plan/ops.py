@@ -33,6 +33,7 @@ definition of what each op means. `match`/`not_match` take Soufflé's regexes
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -58,8 +59,28 @@ STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "
 # rounded half to even, as DuckDB casts a double; 0 if it does not fit).
 
 
-def result_type(op: str, arg_types: tuple[str, ...]) -> str:
+@dataclass(frozen=True)
+class PythonFunctor:
+    """An op that is a Python function: a user-defined functor (Datalog's `.functor f(...)`,
+    given to compile_datalog as `functors={"f": callable}`). It is called once per distinct
+    argument tuple of a batch with Python values (int, float, str) and must return a value
+    of its result type; like every op it must be a function of its arguments."""
+
+    name: str
+    param_types: tuple[str, ...]
+    result_type: str
+    function: object
+
+    def __str__(self) -> str:
+        return f"@{self.name}"
+
+
+def result_type(op, arg_types: tuple[str, ...]) -> str:
     """The type of `op` applied to arguments of `arg_types`; PlanError if they do not fit."""
+    if isinstance(op, PythonFunctor):
+        if tuple(arg_types) != op.param_types:
+            raise PlanError(f"functor @{op.name} takes ({', '.join(op.param_types)}), not ({', '.join(arg_types)})")
+        return op.result_type
     n = len(arg_types)
     first = arg_types[0] if n else None
     same = n > 0 and all(t == first for t in arg_types)
@@ -113,8 +134,10 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
     raise PlanError(f"op {op!r} does not apply to ({', '.join(arg_types)})")
 
 
-def apply(op: str, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np.ndarray:
+def apply(op, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np.ndarray:
     """The natural array of `op` over natural arrays; `symbols` interns strings."""
+    if isinstance(op, PythonFunctor):
+        return _per_distinct(op, arg_types, args, symbols)
     if op in ("to_number", "to_unsigned") and arg_types[0] != SYMBOL:
         whole = _float_to_int(args[0], np.trunc) if arg_types[0] == FLOAT else args[0]
         return whole.astype(np.int64 if op == "to_number" else np.uint64)  # wraps, as static_cast
@@ -257,9 +280,19 @@ def _number_text(value, t: str) -> str:
 
 def _string_op(op: str, arg_types, args, symbols):
     """Evaluate a symbol op once per distinct argument tuple, then take the results."""
+    return _per_distinct(op, arg_types, args, symbols)
+
+
+def _per_distinct(op, arg_types, args, symbols):
+    """Evaluate a Python-level op (a symbol op, a PythonFunctor) once per distinct argument
+    tuple, then spread the results."""
+    out_type = result_type(op, tuple(arg_types))
+    if not args:  # a functor of no arguments: one value (callers spread it over their rows)
+        value = _checked_result(op, (), op.function())
+        return np.array([symbols.intern(value) if out_type == SYMBOL else value], dtype=NATURAL_DTYPE[out_type])
     n = len(args[0])
     if n == 0:
-        return np.zeros(0, NATURAL_DTYPE[result_type(op, tuple(arg_types))])
+        return np.zeros(0, NATURAL_DTYPE[out_type])
     if len(args) == 1:
         uniques, inverse = np.unique(args[0], return_inverse=True)
         columns = [uniques]
@@ -269,13 +302,31 @@ def _string_op(op: str, arg_types, args, symbols):
         columns = [uniq[i].view(args[i].dtype) if args[i].dtype != np.bool_ else uniq[i].astype(bool) for i in range(len(args))]
     inverse = inverse.reshape(-1)
     decoded = [symbols.strings(c) if t == SYMBOL else c.tolist() for c, t in zip(columns, arg_types)]
-    values = [_string_scalar(op, arg_types, row) for row in zip(*decoded)]
-    out_type = result_type(op, tuple(arg_types))
+    if isinstance(op, PythonFunctor):
+        values = [_checked_result(op, row, op.function(*row)) for row in zip(*decoded)]
+    else:
+        values = [_string_scalar(op, arg_types, row) for row in zip(*decoded)]
     if out_type == SYMBOL:
         table = np.array([symbols.intern(v) for v in values], dtype=np.int64)
     else:
         table = np.array(values, dtype=NATURAL_DTYPE[out_type])
     return table[inverse]
+
+
+_RESULT_CHECKS = {NUMBER: lambda v: isinstance(v, (int, np.integer)) and -(2**63) <= v < 2**63,
+                  UNSIGNED: lambda v: isinstance(v, (int, np.integer)) and 0 <= v < 2**64,
+                  FLOAT: lambda v: isinstance(v, (int, float, np.integer, np.floating)),
+                  SYMBOL: lambda v: isinstance(v, str)}  # fmt: skip
+
+
+def _checked_result(op: PythonFunctor, args: tuple, value):
+    if isinstance(value, (bool, np.bool_)) or not _RESULT_CHECKS[op.result_type](value):
+        raise FunctorError(f"functor @{op.name}{args!r} returned {value!r}, which is not a {op.result_type}")
+    return value
+
+
+class FunctorError(ValueError):
+    """A user-defined functor returned a value that is not of its declared result type."""
 
 
 def _string_scalar(op: str, arg_types, row):

@@ -16,9 +16,9 @@ of its bucket at every level, so each level loses nothing the next needs. A
 change touches one bucket per level, and a bucket above the first holds at
 most 16 x (offset + limit) rows whatever the input size, so a change costs
 about LEVELS + 1 reduces over small groups instead of a sort of the whole
-input. The reduces are vectorised (`TopPlaces`): one lexsort per call over
-the order columns, strings ranked in code point order (as DuckDB and
-Python compare them) among the strings present.
+input. The reduces are vectorised (compiler.lowering.places.TopPlaces): one
+lexsort per call over the order columns, strings ranked in code point order
+(as DuckDB and Python compare them) among the strings present.
 
 Without LIMIT, rows after the first `offset` places are the input minus its
 top `offset` (the same hierarchy), so OFFSET alone is incremental too.
@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from compiler.lowering.places import SortKeys, TopPlaces
 from compiler.plan.nodes import Node, _derived, _span, node
-from compiler.results import order_keys
 from runtime.kernels import hash_columns
-from runtime.operators.reduce import Reducer
 
 # 16^LEVELS = 65,536 first-level buckets: up to about 65,536 x limit input
 # rows they stay near limit rows each; beyond that they grow, and so does the
@@ -105,43 +104,6 @@ def hierarchical_top(rows, keys: "SortKeys", first: int, end: int, levels: int =
         bucketed = bucketed.reduce_columns(per_bucket, 1, rows.types, "top-k bucket")
     survivors = bucketed.select(range(1, arity + 1))
     return survivors.reduce_columns(TopPlaces(keys, first, end), 0, rows.types, "top-k")
-
-
-class SortKeys:
-    """The order of the plan's rows as int64 sort keys over their encoded columns,
-    most significant first (compiler.results.order_keys: the order columns, then every
-    column ascending, so distinct rows never tie)."""
-
-    def __init__(self, order, plan_types, symbols):
-        self.order, self.plan_types, self.symbols = tuple(order), tuple(plan_types), symbols
-
-    def __call__(self, data: np.ndarray) -> list[np.ndarray]:
-        return order_keys(data, self.plan_types, self.symbols, self.order)
-
-
-class TopPlaces(Reducer):
-    """Per group, the rows at places first .. end in the order of `keys` (with their counts cut to fit)."""
-
-    def __init__(self, keys: SortKeys, first: int, end: int):
-        self.keys, self.first, self.end = keys, first, end
-        self.out_arity = len(keys.plan_types)
-
-    def __call__(self, group, val, count):
-        present = count > 0
-        group, val, count = group[present], val[:, present], count[present]
-        if not len(group):
-            return group, val, count
-        by_place = np.lexsort(self.keys(val)[::-1] + [group])
-        group, val, count = group[by_place], val[:, by_place], count[by_place]
-        # Places are counted from each group's start: subtract the running total before it.
-        upto = np.cumsum(count)
-        starts = np.flatnonzero(np.concatenate(([True], group[1:] != group[:-1])))
-        before_group = np.repeat(upto[starts] - count[starts], np.diff(np.append(starts, len(group))))
-        place = upto - count - before_group
-        lo = np.maximum(place, self.first)
-        hi = np.minimum(place + count, self.end)
-        keep = hi > lo
-        return group[keep], val[:, keep], (hi - lo)[keep]
 
 
 def sort_rows(rows: list, order) -> list:

@@ -9,13 +9,20 @@ changes. Semantics (Soufflé's, as deltalog documents them):
 
 - a relation's value is a set: its input rows, its facts and its rules' rows;
   a `min(c)`/`max(c)` relation keeps per value of its other columns only the
-  least/greatest c;
+  least/greatest c; an `eqrel` relation is the equivalence closure of those rows;
+  a relation with subsumptive rules keeps the rows no other of them dominates
+  (its own atoms in a subsumptive rule read those candidate rows);
+- a stratum with a `choice-domain` relation runs as Soufflé runs it, round by
+  round, each round's new candidates taken one by one in ascending order and kept
+  unless a kept tuple has the same key in one of the domains (the order is what
+  deltalog fixes where Soufflé takes the order its evaluation happens to produce);
 - negation is "no matching tuple" (`_` matches anything);
 - an aggregate's outer variables group it; count/sum of nothing are 0,
   min/max/mean of nothing make the rule fail; count counts the satisfying
   combinations of the aggregate body's tuples; which variables are outer,
   local or witnesses is compiler.datalog.scope's rule (the one thing shared), and
   a min/max binds its witnesses to each distinct binding of an optimal tuple;
+- a user-defined functor `@f(...)` is its Python callable;
 - integers are 64-bit and wrap; `/` and `%` truncate like C; an operation
   outside its domain (division by zero, to_number("x"), ...) makes the rule
   fail for that assignment.
@@ -34,6 +41,7 @@ from compiler.datalog.ast import (
     Comparison,
     Functor,
     Negation,
+    Rule,
     StringTest,
     UnaryOp,
     Variable,
@@ -61,18 +69,37 @@ def evaluate(checked, inputs: dict[str, set]) -> dict[str, set]:
     rules_of = {}
     for rule in checked.rules:
         rules_of.setdefault(rule.heads[0].relation, []).append(rule)
-    db = {name: _qualify(rows, rels[name]) for name, rows in base.items()}
+    subsumptions_of = {}
+    for sub in checked.subsumptions:
+        subsumptions_of.setdefault(sub.relation, []).append(_Subsumption(sub, checked.term_types[sub.as_rule()], checked.functors))
+
+    def derive(name, view) -> set:
+        rows = set(base[name])
+        for rule in rules_of.get(name, ()):
+            rows |= _Rule(rule, checked.term_types[rule], checked.functors).rows(view)
+        return rows
+
+    def settle(name, rows, view) -> set:
+        """A relation's rows from its candidate rows: qualified, closed, or undominated."""
+        info = rels[name]
+        if info.eqrel:
+            return _closure(rows)
+        if name in subsumptions_of and view is not None:  # (None: before its stratum runs)
+            candidates = {**view, name: rows}
+            return rows - {t for sub in subsumptions_of[name] for t in sub.dominated(candidates)}
+        return _qualify(rows, info)
+
+    db = {name: _choose_sorted(rows, rels[name].choice_domains, {}) if rels[name].choice_domains else settle(name, rows, None)
+          for name, rows in base.items()}
     for stratum in checked.strata:
         names = stratum.relations
+        if any(rels[n].choice_domains for n in names):
+            db.update(_choice_stratum(names, rels, derive, db))
+            continue
         current = {n: set() for n in names}
         for _ in range(MAX_ITERATIONS if stratum.recursive else 1):
             view = {**db, **current}
-            nxt = {}
-            for n in names:
-                rows = set(base[n])
-                for rule in rules_of.get(n, ()):
-                    rows |= _Rule(rule, checked.term_types[rule]).rows(view)
-                nxt[n] = _qualify(rows, rels[n])
+            nxt = {n: settle(n, derive(n, view), view) for n in names}
             if nxt == current:
                 break
             current = nxt
@@ -98,6 +125,84 @@ def _qualify(rows: set, info) -> set:
         if key not in best or (row[col] < best[key][col] if q.kind == "min" else row[col] > best[key][col]):
             best[key] = row
     return set(best.values())
+
+
+def _closure(pairs: set) -> set:
+    """The least equivalence relation containing `pairs` (reflexive on their values)."""
+    parent = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in pairs:
+        parent[find(a)] = find(b)
+    classes = {}
+    for x in list(parent):
+        classes.setdefault(find(x), []).append(x)
+    return {(a, b) for members in classes.values() for a in members for b in members}
+
+
+def _choose_sorted(candidates, domains, taken: dict) -> set:
+    """Soufflé's choice as deltalog fixes it: the candidates one by one in ascending
+    order, each kept unless a kept tuple already has its key in some domain. `taken`
+    (domain -> keys, updated) holds the keys kept before."""
+    kept = set()
+    for row in sorted(candidates):
+        keys = [(domain, tuple(row[i] for i in domain)) for domain in domains]
+        if all(key not in taken.get(domain, ()) for domain, key in keys):
+            kept.add(row)
+            for domain, key in keys:
+                taken.setdefault(domain, set()).add(key)
+    return kept
+
+
+def _choice_stratum(names, rels, derive, db) -> dict:
+    """A stratum with choice-domain relations, as Soufflé evaluates it: round by round,
+    each round deriving from the tuples kept so far; a tuple first derived in round r
+    is a candidate of round r, and each round's candidates are chosen in ascending order
+    (the order of deltalog's choice) against the keys taken in earlier rounds."""
+    current = {n: set() for n in names}
+    seen = {n: set() for n in names}  # every candidate derived so far
+    taken = {n: {} for n in names}
+    for _ in range(MAX_ITERATIONS):
+        view = {**db, **current}
+        fresh = {n: derive(n, view) - seen[n] for n in names}
+        if not any(fresh.values()):
+            return current
+        for n in names:
+            seen[n] |= fresh[n]
+            domains = rels[n].choice_domains
+            current[n] = current[n] | (_choose_sorted(fresh[n], domains, taken[n]) if domains else fresh[n])
+    raise RuntimeError(f"no fixpoint after {MAX_ITERATIONS} rounds for {names}")
+
+
+class _Subsumption:
+    """A subsumptive rule: the tuples of its relation that another tuple dominates."""
+
+    def __init__(self, sub, types, functors):
+        # Name the heads' wildcards: the dominated tuple is read back from its variables.
+        fresh = iter(range(1_000_000))
+        name = lambda arg: Variable(f"_#{next(fresh)}") if isinstance(arg, Wildcard) else arg  # noqa: E731
+        self.dominated_args = tuple(map(name, sub.dominated.args))
+        self.dominating_args = tuple(map(name, sub.dominating.args))
+        heads = (Atom(sub.relation, self.dominated_args), Atom(sub.relation, self.dominating_args))
+        self.rule = _Rule(Rule((), heads + sub.body), types, functors)
+
+    def dominated(self, db) -> set:
+        out = set()
+        visible = _direct_names(self.rule.rule.body)
+        for env in self.rule.solve(self.rule.rule.body, {}, db, visible):
+            try:
+                t = tuple(self.rule.value(a, env, db, visible) for a in self.dominated_args)
+                u = tuple(self.rule.value(a, env, db, visible) for a in self.dominating_args)
+            except Undefined:
+                continue
+            if t != u:
+                out.add(t)
+        return out
 
 
 def _names(term) -> set[str]:
@@ -160,9 +265,10 @@ def _direct_names(literals, extra_terms=()) -> set[str]:
 
 
 class _Rule:
-    def __init__(self, rule, types):
+    def __init__(self, rule, types, functors):
         self.rule = rule
         self.types = types
+        self.functors = functors  # user functor name -> compiler.datalog.checks.UserFunctor
         self.scopes = {}  # id(aggregate) -> its Scope
         pending = [rule_scope(rule.heads, rule.body)]
         while pending:
@@ -334,7 +440,10 @@ class _Rule:
                 return _wrap(~v, t)
             return int(v == 0)
         if isinstance(term, Functor):
-            return _functor(term.name, [self.value(a, env, db, visible) for a in term.args], [self.types.get(a, "number") for a in term.args])
+            values = [self.value(a, env, db, visible) for a in term.args]
+            if term.user_defined:
+                return self.functors[term.name[1:]].function(*values)
+            return _functor(term.name, values, [self.types.get(a, "number") for a in term.args])
         assert isinstance(term, Aggregate)
         return self.aggregate(term, env, db, visible)
 

@@ -11,13 +11,16 @@ from compiler.errors import (
     CompileError,
     ComponentError,
     DeclarationError,
+    InlineError,
     NameClashError,
     OverrideError,
     ParseError,
     StratificationError,
+    SubsumptionError,
     TypeArgumentError,
     TypeMismatchError,
     UnknownComponentError,
+    UnknownFunctorError,
     UnknownRelationError,
     UnsafeVariableError,
     UnsupportedError,
@@ -50,7 +53,7 @@ def test_caret_keeps_tabs_so_it_lines_up():
 def test_every_error_class_is_a_compile_error_exported_by_the_package():
     for cls in (ParseError, ArityError, UnsafeVariableError, TypeMismatchError, StratificationError,
                 UnknownRelationError, DeclarationError, UnsupportedError, ComponentError, UnknownComponentError,
-                TypeArgumentError, OverrideError, NameClashError):  # fmt: skip
+                TypeArgumentError, OverrideError, NameClashError, InlineError, SubsumptionError, UnknownFunctorError):  # fmt: skip
         assert issubclass(cls, CompileError)
         assert getattr(compiler, cls.__name__) is cls
 
@@ -102,12 +105,10 @@ UNSUPPORTED_FEATURES = [
     (".decl e(a: number)\n.type T = A {x: number}\n  | B {}", 2, 1,
      "algebraic data types ('.type T = A {...} | B {...}') are not supported"),
     ("r(x) :- q(y), x = $A(y).", 1, 19, "algebraic data types (ADT constructors '$Name(...)') are not supported"),
-    ("r(x) :- q(y), x = @f(y).", 1, 19, "user-defined functors ('@name(...)') are not supported"),
     ("r(x) :- q(y),\n  x = autoinc().", 2, 7,
      "autoinc() is not supported: its values depend on the order rows are derived, which is not deterministic under updates"),
     ("r(x) :- q(y), x = as(y, number).", 1, 19, "type casts ('as(x, T)') are not supported"),
     ("r(x) :- q(y), x = lower(y).", 1, 19, "the functor 'lower' is not supported"),
-    (".functor f(number): number\nr(x) :- q(y), x = @f(y).", 1, 1, "directive '.functor' is not supported"),
 ]
 
 
@@ -241,18 +242,57 @@ ERRORS = [
      "relation 'nodes' is used but never defined (no rule, fact, .decl or .input gives it rows); did you mean 'node'?"),
     (UnknownRelationError, "e(1).\n.output f", 2, 9, "'.output f' names a relation that is never declared or used"),
     # valid Soufflé we do not support
-    (UnsupportedError, ".decl r(x: number, y: number) eqrel", 1, 31, "equivalence relations (eqrel) are not supported"),
-    (UnsupportedError, ".decl e(y: number)\n.input e\nr(x) :- e(y), x = range(y, 5).", 3, 19,
-     "range(...) is supported only as 'x = range(a, b[, step])' with constant a, b and step"),
     (UnsupportedError, ".decl e(y: number)\n.input e\nr(x) :- e(x), x < range(1, 5).", 3, 19,
-     "range(...) is supported only as 'x = range(a, b[, step])' with constant a, b and step"),
-    (UnsupportedError, "r(range(1, 3)).", 1, 3, "range(...) is supported only as 'x = range(a, b[, step])' with constant a, b and step"),
+     "range(...) is supported only as 'x = range(a, b[, step])', binding x to each value"),
+    (UnsupportedError, "r(range(1, 3)).", 1, 3, "range(...) is supported only as 'x = range(a, b[, step])', binding x to each value"),
     (ArityError, "r(x) :- x = range(1).", 1, 13, "range takes 2 or 3 arguments, but is given 1"),
     (UnsupportedError, "e(1).\n.limitsize e(n=5)", 2, 1, "directive '.limitsize' is not supported"),
     (UnknownRelationError, "e(1).\n.printsize f", 2, 12, "'.printsize f' names a relation that is never declared or used"),
-    (UnsupportedError, ".decl r(x: number, y: number) choice-domain x", 1, 31, "choice-domain is not supported"),
-    (UnsupportedError, ".decl r(x: number, y: number)\nr(x, y) <= r(x, z) :- y > z.", 2, 9,
-     "subsumptive rules (head <= head :- body) are not supported"),
+    # eqrel, choice-domain, subsumption
+    (DeclarationError, ".decl r(x: number) eqrel", 1, 1, "eqrel relation 'r' must have two attributes (an equivalence between values), but has 1"),
+    (TypeMismatchError, ".decl r(x: number, y: symbol) eqrel", 1, 20,
+     "attribute 'y' of eqrel relation 'r' is a symbol, but attribute 'x' is a number (declared at line 1, column 9)"),
+    (DeclarationError, ".decl r(x: number, y: number) choice-domain x, (x, z)", 1, 48,
+     "choice-domain: relation 'r' has no attribute 'z' (its attributes: x, y)"),
+    (DeclarationError, ".decl r(x: number, y: number) eqrel choice-domain x", 1, 1,
+     "relation 'r' cannot be both eqrel and choice-domain: each decides alone which tuples it keeps"),
+    (DeclarationError, ".decl r(x: number, y: number) min(y)\nr(1, 2).\nr(x, y) <= r(x, z) :- y > z.", 3, 1,
+     "relation 'r' cannot be both min(y) and subsumptive rules: each decides alone which tuples it keeps"),
+    (SubsumptionError, ".decl b(x: number)\n.decl c(x: number)\nb(1). c(1).\nb(x) <= c(y) :- y <= x.", 4, 1,
+     "a subsumptive rule compares tuples of one relation, but 'b' <= 'c' names two"),
+    (SubsumptionError, "a().\na() <= a() :- a().", 2, 1, "relation 'a' has no attributes: its one tuple cannot dominate another"),
+    (UnsafeVariableError, ".decl r(x: number)\nr(1).\nr(x) <= r(y) :- x < z.", 3, 21,
+     "variable 'z' is not grounded: it only occurs in a comparison, never in a positive body atom"),
+    (StratificationError, "e(1).\nr(x) :- e(x).\nr(x) <= r(y) :- x < y, !s(x).\ns(x) :- r(x).", 3, 25,
+     "cannot stratify: negation of 's' inside its own recursion: r -> !s -> r"),
+    (UnsupportedError, ".decl e(x: number, y: number)\n.input e\n.decl t(x: number, y: number) choice-domain x\n"
+     "t(x, y) :- e(x, y).\nt(y, n) :- t(_, y), n = min z : { t(y, z) }.", 5, 35,
+     "an aggregate over 't' inside the recursion of the choice-domain relation 't' is not supported"),
+    (UnsupportedError, ".decl e(x: number, y: number)\n.input e\n.decl t(x: number, y: number) choice-domain x\n"
+     ".decl m(x: number, y: number) min(y)\nt(x, y) :- e(x, y).\nt(x, y) :- m(x, y).\nm(x, y) :- t(x, y).", 4, 1,
+     "relation 'm' is in one recursion with the choice-domain relation 't', which only plain relations may share"),
+    # inline relations
+    (InlineError, ".decl b(x: number, y: number) inline\n.output b\n.decl a(x: number)\n.input a\nb(x, x) :- a(x).", 2, 9,
+     "relation 'b' is inline, so it cannot be read or written ('.output'): inline relations are never materialised"),
+    (InlineError, ".decl m(x: number) inline\n.decl n(x: number) inline\n.decl i(x: number)\n.input i\n"
+     "m(x) :- n(x).\nn(x) :- m(x).\nm(x) :- i(x).\np(x) :- m(x).", 1, 1,
+     "inline relations that depend on each other cannot be inlined: m, n (a cycle)"),
+    (InlineError, ".decl c(x: number)\n.input c\n.decl d(x: number, y: number)\n.input d\n.decl b(x: number) inline\n"
+     "b(x) :- d(x, y), !c(y).\na(x) :- c(x), !b(x).", 7, 16,
+     "cannot inline the negated relation 'b': its clause at line 6 has variables that are not in its head, which negation cannot express"),
+    (InlineError, ".decl c(x: number)\n.input c\n.decl e(x: number) inline\ne(x) :- c(x).\na(x) :- c(x), !e(_).", 5, 18,
+     "cannot inline the negated atom 'e(...)' with '_' among its arguments: it would mean 'there is no value such that ...'"),
+    (InlineError, ".decl r(x: number, y: number) eqrel inline", 1, 1, "relation 'r' cannot be both inline and eqrel"),
+    (UnsafeVariableError, ".decl b(x: number, y: number) inline\nb(x, y) :- 0 < x, 0 < y.\nr0(x) :- b(x, 0).", 3, 12,
+     "variable 'x' is not grounded: it only occurs in the head and in a comparison, never in a positive body atom"),
+    (UnsupportedError, ".decl a(x: number)\n.input a\n.decl i(x:number) inline\ni(x) :- a(x).\ni(3).\nr(n) :- n = count : { i(x) }.", 6, 13,
+     "an inline relation used inside an aggregate must have exactly one clause here (it unfolds to a disjunction)"),
+    # user-defined functors
+    (UnknownFunctorError, ".decl e(x: number)\n.input e\nr(y) :- e(x), y = @f(x).", 3, 19,
+     "functor 'f' is not declared (declare it with '.functor f(...): type'; declared: none)"),
+    (UnsupportedError, ".functor f(number): number\n.decl e(x: number)\n.input e\nr(y) :- e(x), y = @f(x).", 1, 1,
+     "functor 'f' has no implementation: deltalog cannot load C++ functor libraries; "
+     "give a Python callable with compile_datalog(..., functors={'f': f})"),
     (UnsupportedError, "a(n) :- n = count : { b(x) ; c(x) }.", 1, 13,
      "a disjunction (';', or '!' over a conjunction) inside a count aggregate is not supported"),
 ]

@@ -89,10 +89,11 @@ def test_pragma_hints_are_kept_and_an_unknown_key_only_warns(recwarn):
     assert [(p.key, p.value) for p in program.pragmas] == [("shiny", None)]
 
 
-def test_explain_reports_each_pragma_as_ignored():
-    text = '.pragma "magic-transform" "*"\ne(1).\nt(x) :- e(x).\n.output t'
-    first = compile_datalog(text).explain().splitlines()[0]
-    assert first == 'ignored: .pragma "magic-transform" "*": an optimisation hint (deltalog plans by itself)'
+def test_explain_reports_each_pragma_as_ignored_or_applied():
+    text = '.pragma "RamSIPS" "x"\n.pragma "magic-transform" "*"\ne(1).\nt(x) :- e(x).\n.output t'
+    first, second = compile_datalog(text).explain().splitlines()[:2]
+    assert first == 'ignored: .pragma "RamSIPS" "x": an optimisation hint (deltalog plans by itself)'
+    assert second == 'applied: .pragma "magic-transform" "*": no relation evaluated on demand (magic sets)'
 
 
 def test_decl_qualifiers_min_max_and_ignored_souffle_hints():

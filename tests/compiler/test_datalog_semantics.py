@@ -8,15 +8,7 @@ assertions here pin the expected answers themselves.
 import pytest
 
 import compiler
-from tests.compiler.replay import Replay
-
-
-def run(text: str, inputs: dict | None = None, **options) -> Replay:
-    replay = Replay(compiler.compile_datalog(text, **options))
-    for name, rows in (inputs or {}).items():
-        replay.insert(name, rows)
-    replay.commit()
-    return replay
+from tests.compiler.replay import Replay, run
 
 
 def read(replay: Replay, name: str):
@@ -351,6 +343,39 @@ def test_range_binds_one_row_per_value_as_souffle_counts():
     r.insert("e", [(2, 0)])
     r.commit()
     assert read(r, "low") == [(1,), (2,)]
+
+
+def test_range_with_bounds_from_each_row():
+    # Soufflé's issue2486: a count over a range whose start comes from outside.
+    text = (
+        EDGES + "r(x, v) :- e(x, y), v = range(x, y).\n"
+        "stepped(x, v) :- e(x, y), v = range(y, x, -2).\n"
+        "halves(v) :- e(x, y), v = range(to_float(x), to_float(y), 0.5), x < y.\n"
+        "big(v) :- e(x, y), v = range(to_unsigned(x) + 18446744073709551610u, to_unsigned(y) + 18446744073709551610u).\n"
+        "inside(x) :- e(x, y), x = range(0, y).\n"
+        "n(x, c) :- e(x, _), c = count : { _y = range(x, 10) }.\n"
+    )
+    r = run(text, {"e": [(1, 4), (5, 2), (0, 3)]})
+    assert read(r, "r") == [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (1, 3), (5, 3), (5, 4), (5, 5)]
+    assert read(r, "stepped") == [(0, 1), (0, 3), (1, 2), (1, 4)]
+    assert read(r, "halves") == [(v / 2,) for v in range(0, 8)]
+    assert read(r, "big") == [(18446744073709551610 + v,) for v in range(0, 6)]
+    assert read(r, "inside") == [(0,), (1,)]
+    assert read(r, "n") == [(0, 10), (1, 9), (5, 5)]
+    r.remove("e", [(0, 3)])
+    r.insert("e", [(2, 3)])
+    r.commit()
+    assert read(r, "inside") == [(1,), (2,)]
+
+
+def test_an_aggregate_for_its_witnesses_only():
+    # Soufflé's aggregate_witnesses: `_ = min ...` binds the witnesses and names no value.
+    text = ".decl d(x: number, y: number)\n.input d\nf(x, y) :- _ = min x + y : { d(x, y) }.\n"
+    r = run(text, {"d": [(1, 2), (3, 0), (2, 2)]})
+    assert read(r, "f") == [(1, 2), (3, 0)]
+    r.remove("d", [(3, 0)])
+    r.commit()
+    assert read(r, "f") == [(1, 2)]
 
 
 def test_numeric_conversions_are_c_casts():
