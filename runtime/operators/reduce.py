@@ -292,13 +292,13 @@ class ReduceOp(Operator):
         self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d))
 
     def _distinct(self, key, time, since, frontier):
-        """distinct_fused over the sorted (key, time) pairs; a large input in two halves at once."""
-        parts = (*self.in_trace.parts(), *self.out_trace.parts(), since, frontier)
+        """kernels.distinct over the sorted (key, time) pairs; a large input in two halves at once."""
+        traces = (self.in_trace.parts(), self.out_trace.parts(), since, frontier)
         cut = split_point(key)
         if cut is None:
-            return kernels.distinct_fused(key, time, *parts)
-        low, high = both(lambda: kernels.distinct_fused(key[:, :cut], time[:, :cut], *parts),
-                         lambda: kernels.distinct_fused(key[:, cut:], time[:, cut:], *parts))
+            return kernels.distinct(key, time, *traces)
+        low, high = both(lambda: kernels.distinct(key[:, :cut], time[:, :cut], *traces),
+                         lambda: kernels.distinct(key[:, cut:], time[:, cut:], *traces))
         return (np.concatenate([low[0], high[0] + cut]), np.concatenate([low[1], high[1]], axis=1), np.concatenate([low[2], high[2]]),
                 np.concatenate([low[3], high[3] + cut]), np.concatenate([low[4], high[4]], axis=1))
 

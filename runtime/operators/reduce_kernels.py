@@ -337,6 +337,14 @@ def _grown(el, order, size):
 
 
 @helper
+def _grown_kept(block, size):
+    """A (r, room) block with room for at least `size` columns, contents kept."""
+    more = np.empty((block.shape[0], max(size, 2 * block.shape[1])), np.int64)
+    more[:, : block.shape[1]] = block
+    return more
+
+
+@helper
 def _grown_out(g, t, diff, size):
     """Output arrays with room for at least `size` rows, contents kept."""
     room = max(size, 2 * g.shape[0])
@@ -347,41 +355,56 @@ def _grown_out(g, t, diff, size):
     return g2, t2, d2
 
 
-@helper
-def _general_distinct(el, size, order, g, frontier, n_out, out_g, out_t, out_d, n_later, later_g, later_t):
-    """distinct_fused for a group whose times are not a chain: the interesting times by
-    `_sweep_closure`, then, in x order, prefix sums of the input, the output and the
-    corrections made over Fenwick trees indexed by the y-coordinates."""
-    d = out_t.shape[0]
-    gx = el[0, :size].copy()
-    gy = el[1, :size].copy()
-    fresh = el[2, :size] == 0
-    ys = np.empty(16, np.int64)
-    cand_g = np.empty(16, np.int64)
-    cand_t = np.empty((d, 16), np.int64)
-    nc, cand_g, cand_t, ys, ny = _sweep_closure(gx, gy, fresh, size, order, g, 0, cand_g, cand_t, ys)
-    hist = np.argsort(gx, kind="mergesort")  # elements in x order
-    bit_in, bit_out, bit_e = np.zeros(ny + 1, np.int64), np.zeros(ny + 1, np.int64), np.zeros(ny + 1, np.int64)
-    a = 0
-    for c in range(nc):
-        x = cand_t[0, c]
-        y = cand_t[1, c] if d == 2 else 0
-        while a < size and gx[hist[a]] <= x:
-            e = hist[a]
-            if el[2, e] == 1:
-                _bit_add(bit_in, ny, _index_of(ys, ny, gy[e]), el[3, e])
-            elif el[2, e] == 2:
-                _bit_add(bit_out, ny, _index_of(ys, ny, gy[e]), el[3, e])
-            a += 1
-        if _in_advance(frontier, x, y):
-            n_later, later_g, later_t = _push_time(n_later, later_g, later_t, g, x, y)
-            continue
-        yi = _index_of(ys, ny, y)
-        e = (1 if _bit_prefix(bit_in, yi) > 0 else 0) - _bit_prefix(bit_out, yi) - _bit_prefix(bit_e, yi)
-        if e != 0:
-            _bit_add(bit_e, ny, yi, e)
-            n_out, out_g, out_t, out_d = _push_out(n_out, out_g, out_t, out_d, g, x, y, e)
-    return n_out, out_g, out_t, out_d, n_later, later_g, later_t
+@kernel(M, V, V, M, I)
+def distinct_general(el, bounds, group, frontier, depth):
+    """distinct_fused's work for the keys whose times are not a chain (set aside by it, so
+    this is compiled only by programs that meet one): key i's elements are the columns
+    bounds[i]:bounds[i+1] of `el` (x, y, kind, diff), its position group[i]. The
+    interesting times come from `_sweep_closure`; then, in x order, prefix sums of the
+    input, the output and the corrections made so far over Fenwick trees indexed by the
+    y-coordinates. Returns (position, time, diff) of the corrections and (position, time)
+    of the later work, by key then time."""
+    d = depth
+    out_g, out_t, out_d = np.empty(16, np.int64), np.empty((d, 16), np.int64), np.empty(16, np.int64)
+    later_g, later_t = np.empty(16, np.int64), np.empty((d, 16), np.int64)
+    n_out = 0
+    n_later = 0
+    for i in range(group.shape[0]):
+        lo, hi = bounds[i], bounds[i + 1]
+        size = hi - lo
+        g = group[i]
+        gx = el[0, lo:hi].copy()
+        gy = el[1, lo:hi].copy()
+        kind = el[2, lo:hi]
+        diff = el[3, lo:hi]
+        fresh = kind == 0
+        order = np.empty(size, np.int64)
+        ys = np.empty(16, np.int64)
+        cand_g = np.empty(16, np.int64)
+        cand_t = np.empty((d, 16), np.int64)
+        nc, cand_g, cand_t, ys, ny = _sweep_closure(gx, gy, fresh, size, order, g, 0, cand_g, cand_t, ys)
+        hist = np.argsort(gx, kind="mergesort")  # elements in x order
+        bit_in, bit_out, bit_e = np.zeros(ny + 1, np.int64), np.zeros(ny + 1, np.int64), np.zeros(ny + 1, np.int64)
+        a = 0
+        for c in range(nc):
+            x = cand_t[0, c]
+            y = cand_t[1, c] if d == 2 else 0
+            while a < size and gx[hist[a]] <= x:
+                e = hist[a]
+                if kind[e] == 1:
+                    _bit_add(bit_in, ny, _index_of(ys, ny, gy[e]), diff[e])
+                elif kind[e] == 2:
+                    _bit_add(bit_out, ny, _index_of(ys, ny, gy[e]), diff[e])
+                a += 1
+            if _in_advance(frontier, x, y):
+                n_later, later_g, later_t = _push_time(n_later, later_g, later_t, g, x, y)
+                continue
+            yi = _index_of(ys, ny, y)
+            e = (1 if _bit_prefix(bit_in, yi) > 0 else 0) - _bit_prefix(bit_out, yi) - _bit_prefix(bit_e, yi)
+            if e != 0:
+                _bit_add(bit_e, ny, yi, e)
+                n_out, out_g, out_t, out_d = _push_out(n_out, out_g, out_t, out_d, g, x, y, e)
+    return out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later]
 
 
 @kernel(M, M, C, C, V, C, C, V, M, M)
@@ -396,12 +419,12 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
     as later work, and at the rest, in lexicographic order, the correction
     `[I(t) > 0] - O(t) - earlier corrections at or before t`. A key whose times
     form a chain (the common case: one epoch's iterations, or history compacted
-    into the current epoch) is one sweep; others take `_sweep_closure` and
-    prefix sums over Fenwick trees of the y-coordinates.
+    into the current epoch) is one sweep; the elements of the others are set
+    aside for `distinct_general`.
 
     Returns (position, time, diff) of the corrections and (position, time) of the
-    later work, each position a column of `key` with the group's key; sorted by
-    key, then time.
+    later work, each position a column of `key` with the group's key, sorted by
+    key, then time; and the set-aside keys' elements, their bounds and positions.
     """
     n = key.shape[1]
     k = key.shape[0]
@@ -429,6 +452,11 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
     later_t = np.empty((d, 64), np.int64)
     n_out = 0
     n_later = 0
+    aside = np.empty((4, 16), np.int64)  # the elements of keys that are not chains, for distinct_general
+    bounds_aside = np.zeros(16, np.int64)
+    general = np.empty(16, np.int64)
+    n_aside = 0
+    n_general = 0
     p = 0
     while p < n:
         q = p + 1
@@ -556,11 +584,36 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
                     n_out += 1
             p = q
             continue
-        # The general path: the closure, then prefix sums in x order.
-        n_out, out_g, out_t, out_d, n_later, later_g, later_t = _general_distinct(
-            el, size, order, p, frontier, n_out, out_g, out_t, out_d, n_later, later_g, later_t)
+        # Not a chain: set the key's elements aside for distinct_general.
+        if n_aside + size > aside.shape[1]:
+            aside = _grown_kept(aside, n_aside + size)
+        if n_general + 2 > general.shape[0]:
+            general = np.concatenate((general, np.empty(general.shape[0] + 2, np.int64)))
+        for r in range(size):
+            for c in range(4):
+                aside[c, n_aside + r] = el[c, r]
+        general[n_general] = p
+        n_general += 1
+        n_aside += size
+        if n_general + 1 > bounds_aside.shape[0]:
+            bounds_aside = np.concatenate((bounds_aside, np.zeros(bounds_aside.shape[0], np.int64)))
+        bounds_aside[n_general] = n_aside
         p = q
-    return out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later]
+    return (out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later],
+            aside[:, :n_aside], bounds_aside[: n_general + 1], general[:n_general])
+
+
+def distinct(key, time, in_parts, out_parts, since, frontier):
+    """Distinct's whole update (see distinct_fused): distinct_fused, then distinct_general for
+    the keys it set aside. Returns (position, time, diff) of the corrections, sorted by key
+    then time, and (position, time) of the later work."""
+    out_p, out_t, out_d, later_p, later_t, aside, bounds, general = distinct_fused(key, time, *in_parts, *out_parts, since, frontier)
+    if not len(general):
+        return out_p, out_t, out_d, later_p, later_t
+    more = distinct_general(aside, bounds, general, frontier, time.shape[0])
+    out_p, out_t, out_d = np.concatenate([out_p, more[0]]), np.concatenate([out_t, more[1]], axis=1), np.concatenate([out_d, more[2]])
+    order = np.lexsort(tuple(out_t[::-1]) + (out_p,))  # keys in order again, each key's times in order
+    return out_p[order], out_t[:, order], out_d[order], np.concatenate([later_p, more[3]]), np.concatenate([later_t, more[4]], axis=1)
 
 
 @inlined

@@ -99,10 +99,10 @@ def _consolidated(updates):
 
 @settings(max_examples=300, deadline=None)
 @given(st.data())
-def test_distinct_fused_equals_its_definition(data):
-    """Groups whose times form a chain take distinct_fused's sweep, the rest the
-    closure and prefix sums; both must give the corrections the definition gives,
-    reading histories from traces of one or more segments."""
+def test_distinct_equals_its_definition(data):
+    """Groups whose times form a chain take distinct_fused's sweep, the rest
+    distinct_general's closure and prefix sums; both must give the corrections the
+    definition gives, reading histories from traces of one or more segments."""
     depth = data.draw(st.sampled_from([1, 2]))
     coordinate = st.integers(0, 5)
     time = st.tuples(*[coordinate] * depth)
@@ -143,7 +143,7 @@ def test_distinct_fused_equals_its_definition(data):
     times = np.array([t for _, t in pairs], np.int64).T.reshape(depth, -1).copy()
     frontier_t = np.array(sorted(set(frontier)), dtype=np.int64).reshape(-1, depth).T.copy()
     since = np.zeros((depth, 1), dtype=np.int64)
-    out_p, out_t, out_d, later_p, later_t = kernels.distinct_fused(key, times, *traces[0].parts(), *traces[1].parts(), since, frontier_t)
+    out_p, out_t, out_d, later_p, later_t = kernels.distinct(key, times, traces[0].parts(), traces[1].parts(), since, frontier_t)
     got = sorted(zip(key[0, out_p].tolist(), map(tuple, out_t.T.tolist()), out_d.tolist()))
     got_later = sorted(zip(key[0, later_p].tolist(), map(tuple, later_t.T.tolist())))
     expected, expected_later = [], []
