@@ -65,6 +65,7 @@ from compiler.lowering.datalog import plan_datalog
 from compiler.plan import Plan, explain
 from compiler.plan.rewrites import optimize as optimize_plan
 from compiler.results import CHANGES, LOG, Layout, Result
+from compiler.values import BadValue, encode, encode_text
 from runtime.batch import Batch
 from runtime.ledger import CountLedger, NegativeCount
 
@@ -174,8 +175,6 @@ class Session:
         As with Soufflé's -F, a relation without `.input` is not read, whatever files there are.
         A file that does not fit raises SessionError and inserts nothing of it."""
         from runtime.spark import LoadError
-        from runtime.spark.facts import read_facts
-        from runtime.spark.read import encode_source
 
         loaded = {}
         for name in self.program.required_inputs:
@@ -183,9 +182,8 @@ class Session:
             path = facts_file(directory, info)
             if not path.is_file():
                 continue
-            source = facts_source(info, str(path), delimiter)
             try:
-                blocks = list(encode_source(read_facts(source), source, self.dataflow.symbols))
+                blocks = read_fact_blocks(info, str(path), self.dataflow.symbols, delimiter)
             except LoadError as e:
                 raise SessionError(str(e), name) from None
             for block, _ in blocks:
@@ -219,6 +217,8 @@ class Session:
         self._input(relation)
         info = self.program.relations[relation]
         rows = rows if isinstance(rows, list) else list(rows)
+        if info.types != info.kinds:  # records or ADT values among the columns
+            return self._structured_block(rows, info)
         data = _integer_block(rows, info)
         if data is None:  # the general path: check value by value, then encode
             for row in rows:
@@ -227,6 +227,26 @@ class Session:
             if "unsigned" in info.types:  # stored as the int64 with the same bits
                 rows = [_to_int64(r, info.types) for r in rows]
             data = self._built.dataflow.codec.encode_rows(rows, runtime_types(info.types))
+        return data
+
+    def _structured_block(self, rows: list, info: RelationInfo) -> np.ndarray:
+        """Rows with records or ADT values (compiler.values: tuples, None for nil, Branch)
+        encoded column by column; a SessionError names the first row that does not fit."""
+        name, symbols = info.name, self._built.dataflow.symbols
+        for row in rows:
+            if not isinstance(row, (tuple, list)) or len(row) != info.arity:
+                _check_row(row, info)  # says what is wrong with its shape
+        data = np.empty((info.arity, len(rows)), dtype=np.int64)
+        for j, (kind, column) in enumerate(zip(info.kinds, info.attribute_names)):
+            values = [row[j] for row in rows]
+            try:
+                data[j] = encode(values, kind, symbols)
+            except BadValue:
+                for row in rows:  # the first bad row, for the message
+                    try:
+                        encode([row[j]], kind, symbols)
+                    except BadValue as e:
+                        raise SessionError(f"'{name}': row {tuple(row)!r}: column '{column}': {e}", name) from None
         return data
 
     def _update(self, relation: str, rows, diff: int, time) -> None:
@@ -348,7 +368,7 @@ class Session:
         return layout
 
     def _make_layout(self, info) -> Layout:
-        return Layout.of_relation(info.attribute_names, info.types)
+        return Layout.of_relation(info.attribute_names, info.types, info.kinds)
 
     def _capture(self, relation: str):
         capture = self._built.captures.get(relation)
@@ -442,6 +462,27 @@ def facts_source(info: RelationInfo, path: str, delimiter: str | None = None):
     )
 
 
+def read_fact_blocks(info: RelationInfo, path: str, symbols, delimiter: str | None = None) -> list:
+    """The fact file `path` of the input `info` as encoded blocks (runtime.spark.read.encode_source),
+    its records and ADT values read from Soufflé's text (compiler.values); LoadError if it does not fit."""
+    import pyarrow as pa
+
+    from runtime.spark import LoadError
+    from runtime.spark.facts import read_facts
+    from runtime.spark.read import encode_source
+
+    source = facts_source(info, path, delimiter)
+    table = read_facts(source)
+    for j, (kind, column) in enumerate(zip(info.kinds, info.attribute_names)):
+        if info.types[j] == "record":
+            try:
+                ids = encode_text(table.column(j).to_pylist(), kind, symbols)
+            except BadValue as e:
+                raise LoadError(f"'{info.name}': {path}: column '{column}': {e}") from None
+            table = table.set_column(j, table.column_names[j], pa.array(ids, pa.int64()))
+    return list(encode_source(table, source, symbols))
+
+
 def facts_options(info, delimiter: str | None = None) -> dict:
     """The TableSource settings (delimiter, header) for reading the input `info` from a
     Soufflé fact file, from its `.input` options (a SQL relation has none: the defaults)."""
@@ -449,4 +490,4 @@ def facts_options(info, delimiter: str | None = None) -> dict:
     return {"delimiter": delimiter or options.get("delimiter", "\t"), "header": options.get("headers") == "true"}
 
 
-__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_file", "facts_options", "facts_source"]
+__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_file", "facts_options", "facts_source", "read_fact_blocks"]

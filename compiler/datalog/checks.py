@@ -35,11 +35,14 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 
-from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Term, TypeDecl
+from compiler.datalog.anonymous import fold_anonymous_records
+from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Term
 from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference
+from compiler.datalog.types import Kind, TypeEnv, is_structured, plan_type, type_environment
 from compiler.datalog.parser import parse_datalog
 from compiler.datalog.preprocess import preprocess
 from compiler.datalog.safety import check_safety
+from compiler.datalog.subtypes import check_subtypes
 from compiler.datalog.stratify import Stratum, body_atoms, stratify
 from compiler.errors import CompileError, DeclarationError, Source, TypeMismatchError, UnknownRelationError, UnsupportedError
 
@@ -48,7 +51,7 @@ from compiler.errors import CompileError, DeclarationError, Source, TypeMismatch
 class RelationInfo:
     name: str
     arity: int
-    types: tuple[str, ...]  # base types: number, unsigned, float, symbol
+    types: tuple[str, ...]  # plan types: number, unsigned, float, symbol, or record (records and ADT values: compiler.values)
     attribute_names: tuple[str, ...]  # declared names, else x0, x1, ...
     qualifier: Qualifier | None
     is_input: bool
@@ -57,6 +60,11 @@ class RelationInfo:
     output_options: dict[str, str] = field(hash=False)
     span: Span  # the declaration, else the first use
     as_of: bool = False  # declared `asof`: each rule's first atom is looked up as of its time (compiler.lowering.rules)
+    kinds: tuple[Kind, ...] = ()  # what each column's values are (compiler.datalog.types): `types`, a record type or an ADT
+
+    def __post_init__(self):
+        if not self.kinds:
+            object.__setattr__(self, "kinds", self.types)
 
 
 @dataclass(frozen=True)
@@ -70,10 +78,11 @@ class CheckedProgram:
     outputs: tuple[str, ...]  # .output and .printsize relations (without either: every derived relation)
     required_inputs: tuple[str, ...]  # the `.input` relations, in directive order: a run needs a table for each
     printsizes: tuple[str, ...]  # whose size the CLI prints, as Soufflé's .printsize
-    # The base type of every term of every rule (keys are the rules above).
-    term_types: dict[Rule, dict[Term, str]] = field(hash=False, repr=False)
+    # The kind of every term of every rule and fact with records (keys are the rules above and the facts).
+    term_types: dict[Rule | Fact, dict[Term, Kind]] = field(hash=False, repr=False)
     source: Source | None = field(default=None, compare=False, repr=False)
     pragmas: tuple[Pragma, ...] = field(default=(), compare=False, repr=False)  # all ignored (builder.IGNORED_PRAGMAS)
+    types: TypeEnv = field(default_factory=TypeEnv, compare=False, repr=False)  # the program's .type declarations
 
 
 def check_datalog(text: str, source_name: str = "<string>", include_dirs=()) -> CheckedProgram:
@@ -91,24 +100,27 @@ def check_datalog(text: str, source_name: str = "<string>", include_dirs=()) -> 
 def check(program: Program) -> CheckedProgram:
     """Infer, check and stratify a parsed program; raise the first CompileError found."""
     source = program.source
-    type_names = _resolve_type_names(program.types, source)
+    types = type_environment(program.types, source)
     decls = _index_decls(program.decls, source)
     _check_defined(program, decls, source)
     # A rule with several heads is several rules with one body: strata may differ per head.
-    rules = tuple(Rule((head,), rule.body, span=rule.span) for rule in program.rules for head in rule.heads)
+    rules = fold_anonymous_records(tuple(Rule((head,), rule.body, span=rule.span) for rule in program.rules for head in rule.heads))
 
-    inference = Inference(source)
+    inference = Inference(source, types)
     for decl in decls.values():
-        types = [None if a.type_name is None else _type_of(a.type_name, type_names, a.span, source) for a in decl.attributes]
-        inference.declare(decl.name, types, [a.span for a in decl.attributes], decl.span)
+        kinds = [None if a.type_name is None else _kind_of(a.type_name, types, a.span, source) for a in decl.attributes]
+        inference.declare(decl.name, kinds, [a.span for a in decl.attributes], decl.span)
         if decl.qualifier is not None:
-            _check_qualifier(decl, types, inference, source)
+            _check_qualifier(decl, kinds, inference, source)
     clauses = sorted([*program.facts, *rules], key=lambda c: (c.span.line, c.span.column))
     for clause in clauses:
         if isinstance(clause, Fact):
             inference.fact(clause)
         else:
             inference.rule(clause)
+    inference.settle_records()
+    term_types = {clause: inference.term_types(clause) for clause in clauses}
+    check_subtypes(rules, decls, types, term_types, source)
 
     for rule in rules:
         check_safety(rule, source)
@@ -119,10 +131,12 @@ def check(program: Program) -> CheckedProgram:
     relations = {}
     for name, shape in inference.relations.items():
         decl = decls.get(name)
+        kinds = inference.relation_types(name)
         relations[name] = RelationInfo(
             name=name,
             arity=shape.arity,
-            types=inference.relation_types(name),
+            types=tuple(plan_type(k) for k in kinds),
+            kinds=kinds,
             attribute_names=tuple(a.name for a in decl.attributes) if decl else tuple(f"x{i}" for i in range(shape.arity)),
             qualifier=decl.qualifier if decl else None,
             is_input=name not in defined or name in directives["input"],
@@ -144,9 +158,10 @@ def check(program: Program) -> CheckedProgram:
         outputs=outputs,
         required_inputs=tuple(directives["input"]),
         printsizes=tuple(directives["printsize"]),
-        term_types={rule: inference.term_types(rule) for rule in rules},
+        term_types=term_types,
         source=source,
         pragmas=program.pragmas,
+        types=types,
     )
 
 
@@ -168,41 +183,11 @@ def _check_defined(program: Program, decls: dict[str, Decl], source) -> None:
     raise UnknownRelationError.at(message, first.span, source)
 
 
-def _resolve_type_names(type_decls: tuple[TypeDecl, ...], source) -> dict[str, str]:
-    """User type name -> base type; subtypes, aliases and unions of one base type are that base type."""
-    pending: dict[str, TypeDecl] = {}
-    for t in type_decls:
-        if t.name in pending or t.name in BASE_TYPES:
-            raise DeclarationError.at(f"type '{t.name}' is defined twice", t.span, source)
-        pending[t.name] = t
-    for t in type_decls:
-        for base in t.bases:
-            if base not in pending and base not in BASE_TYPES:
-                raise DeclarationError.at(f"unknown type '{base}' in the definition of '{t.name}'", t.span, source)
-    resolved = {b: b for b in BASE_TYPES}
-    while pending:  # a handful of types: repeat until nothing resolves
-        ready = [t for t in pending.values() if all(b in resolved for b in t.bases)]
-        if not ready:
-            t = next(iter(pending.values()))
-            trail = [t.name]
-            while (t := pending[next(b for b in t.bases if b in pending)]).name not in trail:
-                trail.append(t.name)
-            cycle = " -> ".join(trail[trail.index(t.name) :] + [t.name])
-            raise DeclarationError.at(f"type '{t.name}' is defined in terms of itself: {cycle}", t.span, source)
-        for t in ready:
-            bases = {resolved[b] for b in t.bases}
-            if len(bases) > 1:
-                raise DeclarationError.at(f"union type '{t.name}' mixes {' and '.join(sorted(bases))}", t.span, source)
-            resolved[t.name] = bases.pop()
-            del pending[t.name]
-    return resolved
-
-
-def _type_of(name: str, type_names, span, source) -> str:
-    if name not in type_names:
+def _kind_of(name: str, types: TypeEnv, span, source) -> Kind:
+    if name not in types.kinds:
         known = ", ".join(BASE_TYPES)
         raise DeclarationError.at(f"unknown type '{name}' (base types are {known}, or define it with .type)", span, source)
-    return type_names[name]
+    return types.kinds[name]
 
 
 def _index_decls(decls: tuple[Decl, ...], source) -> dict[str, Decl]:
@@ -220,14 +205,15 @@ def _index_decls(decls: tuple[Decl, ...], source) -> dict[str, Decl]:
     return out
 
 
-def _check_qualifier(decl: Decl, types: list[str | None], inference: Inference, source) -> None:
+def _check_qualifier(decl: Decl, types: list[Kind | None], inference: Inference, source) -> None:
     q = decl.qualifier
     names = [a.name for a in decl.attributes]
     if q.column not in names:
         raise DeclarationError.at(f"{q.kind}({q.column}): relation '{decl.name}' has no column '{q.column}'", q.span, source)
     declared = types[names.index(q.column)]
     if declared is not None and declared not in NUMERIC:
-        raise TypeMismatchError.at(f"{q.kind}({q.column}) needs a numeric column, but '{q.column}' is a {declared}", q.span, source)
+        shown = declared.name if is_structured(declared) else declared
+        raise TypeMismatchError.at(f"{q.kind}({q.column}) needs a numeric column, but '{q.column}' is a {shown}", q.span, source)
     column = inference.relations[decl.name].columns[names.index(q.column)]
     inference.restrict(column, NUMERIC, q.span, f"column '{q.column}' of '{decl.name}'", f"{q.kind}(...)", q.span, declared=True)
 

@@ -5,7 +5,8 @@ neither facts nor rules) is just an input, read as `Distinct(Scan)` because
 the session lets a row be inserted twice (compiler.plan.rewrites drops the
 Distinct where duplicates cannot matter). Every other relation is a binding
 whose body is the union of its sources -- its input if it is also an input,
-its facts as Values, one plan per rule (compiler.lowering.rules) -- made a set
+its facts as Values (facts with records or ADT values, which only a dataflow's
+record table can give ids, as a one-row Project computing them), one plan per rule (compiler.lowering.rules) -- made a set
 by a Distinct; a relation declared with `min(col)`/`max(col)` is instead
 reduced to the least/greatest `col` per value of its other columns, which is
 also a set. Strata become steps in dependency order: a non-recursive stratum
@@ -16,7 +17,7 @@ min/max relation is reduced inside its recursion (the BFS distances of
 
 from __future__ import annotations
 
-from compiler.datalog.ast import Fact
+from compiler.datalog.ast import CONSTANTS, Atom, Fact
 from compiler.datalog.checks import CheckedProgram, RelationInfo
 from compiler.datalog.scope import rule_scope
 from compiler.lowering.rules import RuleContext, constant
@@ -47,7 +48,10 @@ def plan_datalog(program: CheckedProgram) -> Plan:
         if info.is_input:
             parts.append(Scan(name, info.types, span=info.span))
         if name in facts_of:
-            parts.append(_values(facts_of[name], info))
+            plain = [f for f in facts_of[name] if not _structured(f)]
+            if plain:
+                parts.append(_values(plain, info))
+            parts += [_structured_fact(f, program, relation_node) for f in facts_of[name] if _structured(f)]
         for rule in rules_of.get(name, ()):
             parts.append(_rule(rule, program, relation_node))
         if not parts:
@@ -68,6 +72,18 @@ def plan_datalog(program: CheckedProgram) -> Plan:
 def _values(facts: list[Fact], info: RelationInfo) -> Values:
     rows = dict.fromkeys(tuple(constant(arg.value, t).value for arg, t in zip(f.args, info.types)) for f in facts)
     return Values(tuple(rows), info.types, span=facts[0].span)
+
+
+def _structured(fact: Fact) -> bool:
+    return not all(isinstance(a, CONSTANTS) for a in fact.args)
+
+
+def _structured_fact(fact: Fact, program: CheckedProgram, relation_node):
+    """A fact with records or ADT values: one row, its values computed (compiler.lowering.rules)."""
+    context = RuleContext(relation_node, program.term_types[fact], fact.span)
+    head = Atom(fact.relation, fact.args, span=fact.span)
+    body = context.body((), rule_scope((head,), ()))
+    return Project(body.node, tuple(body.expr(arg) for arg in fact.args), span=fact.span)
 
 
 def _rule(rule, program: CheckedProgram, relation_node):

@@ -36,14 +36,18 @@ from __future__ import annotations
 
 from compiler.datalog.ast import (
     CONSTANTS,
+    PATTERNS,
     Aggregate as AggregateTerm,
     Atom,
     BinaryOp,
+    BranchTerm,
     Comparison,
     Float,
     Functor,
     Negation,
+    Nil,
     Number,
+    Record,
     String,
     StringTest,
     Term,
@@ -54,6 +58,7 @@ from compiler.datalog.ast import (
     subterms,
 )
 from compiler.datalog.scope import Scope
+from compiler.datalog.types import ADTType, plan_type
 from compiler.plan import (
     Aggregate,
     Antijoin,
@@ -72,6 +77,9 @@ from compiler.plan import (
 )
 from compiler.plan.delta import DeltaJoin
 from compiler.plan.expr import domain
+from compiler.plan.ops import NUMBER, RECORD
+
+NIL = Const(0, RECORD)
 
 _UNARY = {"-": "neg", "bnot": "bnot", "lnot": "lnot"}
 _LITERAL_TYPES = {Number: "number", Unsigned: "unsigned", Float: "float", String: "symbol"}
@@ -135,8 +143,20 @@ class Body:
             return Col(i, self.node.types[i])
         if isinstance(term, CONSTANTS):
             return constant(term.value, self.rule.type_of(term))
+        if isinstance(term, Nil):
+            return NIL
+        if isinstance(term, Record):
+            return Call("pack", tuple(self.expr(a) for a in term.args))
+        if isinstance(term, BranchTerm):
+            adt, branch = self.rule.branch(term)
+            if adt.enum:
+                return Const(branch.index, RECORD)
+            return Call("pack", (Const(branch.index, NUMBER), *(self.expr(a) for a in term.args)))
         if isinstance(term, BinaryOp):
-            return Call(term.op, (self.expr(term.left), self.expr(term.right)))
+            left, right = self.expr(term.left), self.expr(term.right)
+            if term.op == "+" and left.type == "symbol":  # Soufflé's + concatenates symbols
+                return Call("cat", (left, right))
+            return Call(term.op, (left, right))
         if isinstance(term, UnaryOp):
             return Call(_UNARY[term.op], (self.expr(term.operand),))
         if isinstance(term, Functor):
@@ -157,9 +177,15 @@ class RuleContext:
         self.term_types = term_types
         self.span = span
 
-    def type_of(self, term: Term) -> str:
+    def type_of(self, term: Term):
+        """The term's kind (compiler.datalog.types): a plan type, or a record type or ADT."""
         t = self.term_types.get(term)
         return t if t is not None else _LITERAL_TYPES[type(term)]
+
+    def branch(self, term: BranchTerm):
+        """The ADT of `$Branch(...)` and the branch."""
+        adt = self.type_of(term)
+        return adt, next(b for b in adt.branches if b.name == term.name)
 
     # ---- bodies ----
 
@@ -198,6 +224,10 @@ class RuleContext:
                         cols[arg.name] = c
                 elif isinstance(arg, CONSTANTS):
                     conditions.append(Call("=", (column, constant(arg.value, leaf.types[i]))))
+                elif isinstance(arg, Nil):
+                    conditions.append(Call("=", (column, NIL)))
+                elif isinstance(arg, PATTERNS):
+                    pending.append(("pattern", column, arg))  # taken apart first: it binds variables
                 elif not isinstance(arg, Wildcard):
                     pending.append(("argument", column, arg))  # an expression: a filter once it can be computed
         if as_of:
@@ -211,7 +241,7 @@ class RuleContext:
         while pending:
             item = self._next(b, pending)
             pending.remove(item)
-            self._apply(b, item)
+            pending += self._apply(b, item)
         return b
 
     def _next(self, b: Body, pending):
@@ -223,34 +253,44 @@ class RuleContext:
         raise PlanError(f"no literal can be applied next among {[item[2] for item in pending]} (safety should prevent this)")
 
     def _rank(self, b: Body, item) -> int:
-        """0 filter, 1 negation, 2 binding equality, 3 anything joining an aggregate; 9 not ready."""
+        """-1 taking an atom's pattern apart, 0 filter, 1 negation, 2 binding equality, 3
+        anything joining an aggregate; 9 not ready."""
         kind, _, lit = item
+        if kind == "pattern":
+            return -1
         terms = (lit,) if kind == "argument" else _literal_terms(lit)
         has_aggregate = any(isinstance(s, AggregateTerm) for t in terms for s in subterms(t))
         if kind == "literal" and isinstance(lit, Comparison) and lit.op == "=":
             for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
-                if isinstance(side, Variable) and side.name not in b.cols and b.ready(other):
+                if _binds(side, b) and b.ready(other):
                     return 3 if has_aggregate else 2
         if isinstance(lit, Negation):
-            ok = all(isinstance(a, Wildcard) or _existential(a, b) or b.ready(a) for a in lit.atom.args)
+            ok = all(_matchable(a, b) for a in lit.atom.args)
             return (3 if has_aggregate else 1) if ok else 9
         if all(b.ready(t) for t in terms):
             return 3 if has_aggregate else 0
         return 9
 
-    def _apply(self, b: Body, item) -> None:
+    def _apply(self, b: Body, item) -> list:
+        """Apply a pending item to the rows; the items it leaves pending (a pattern's fields
+        that are expressions not computable yet)."""
         kind, column, lit = item
         if kind == "argument":
             b.filter(Call("=", (column, b.expr(lit))), lit.span)
+        elif kind == "pattern":
+            return self._match(b, column.index, lit)
         elif isinstance(lit, Comparison):
             if lit.op == "=":
                 for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
                     if isinstance(other, Functor) and other.name == "range":
                         self._range(b, side, other)
-                        return
+                        return []
                     if isinstance(side, Variable) and side.name not in b.cols:
                         b.cols[side.name] = b.extend(b.expr(other))
-                        return
+                        return []
+                    if _binds(side, b) and b.ready(other):
+                        value = b.expr(other)
+                        return self._match(b, value.index if isinstance(value, Col) else b.extend(value), side)
             b.filter(Call(lit.op, (b.expr(lit.left), b.expr(lit.right))), lit.span)
         elif isinstance(lit, StringTest):
             args = tuple(b.expr(a) for a in lit.args)
@@ -263,6 +303,46 @@ class RuleContext:
             self._negation(b, lit)
         else:
             raise PlanError(f"cannot translate literal {lit!r}")
+        return []
+
+    # ---- records and ADT values ----
+
+    def _match(self, b: Body, column: int, pattern) -> list:
+        """Keep the rows whose value in `column` matches the record or ADT `pattern`, binding
+        its unbound variables; the fields left to compare once they can be computed."""
+        later = []
+        for value, leaf in self._fields(b, column, pattern):
+            if isinstance(leaf, Variable) and leaf.name not in b.cols:
+                b.cols[leaf.name] = b.extend(value)
+            elif b.ready(leaf):
+                b.filter(Call("=", (value, b.expr(leaf))), leaf.span)
+            else:
+                later.append(("argument", Col(b.extend(value), value.type), leaf))
+        return later
+
+    def _fields(self, b: Body, column: int, pattern) -> list:
+        """Take the record or ADT value in `column` apart as `pattern` says: keep the rows where
+        it has the pattern's shape; (field expression, field term) for each field that is not a
+        record or ADT pattern itself (those are taken apart in turn) or `_`."""
+        record, kind = Col(column, RECORD), self.type_of(pattern)
+        if isinstance(kind, ADTType):
+            adt, branch = self.branch(pattern)
+            if adt.enum:
+                b.filter(Call("=", (record, Const(branch.index, RECORD))), pattern.span)
+                return []
+            first, fields = 1, branch.fields  # field 0: the branch's number
+            b.filter(Call("=", (Call("field_number", (record, Const(0, NUMBER))), Const(branch.index, NUMBER))), pattern.span)
+        else:
+            first, fields = 0, kind.fields
+            b.filter(Call("!=", (record, NIL)), pattern.span)
+        out = []
+        for j, (arg, (_, field_kind)) in enumerate(zip(pattern.args, fields)):
+            value = Call(f"field_{plan_type(field_kind)}", (record, Const(first + j, NUMBER)))
+            if isinstance(arg, PATTERNS):
+                out += self._fields(b, b.extend(value), arg)
+            elif not isinstance(arg, Wildcard):
+                out.append((value, arg))
+        return out
 
     def _range(self, b: Body, var: Variable, term: Functor) -> None:
         """Bind `var` to each value of the range (or keep the rows whose `var` is one)."""
@@ -279,7 +359,12 @@ class RuleContext:
         right = self.relation_node(atom.relation, atom.span)
         keys, conditions = [], []
         existential: dict[str, int] = {}  # name -> its first column in the negated relation
+        matched = Body(self, b.scope, right, {})  # the negated relation, its patterns taken apart
         for i, arg in enumerate(atom.args):
+            if isinstance(arg, PATTERNS) and not b.ready(arg):  # a pattern with `_`: matched field by field
+                for value, leaf in self._fields(matched, i, arg):
+                    keys.append((b.cols[leaf.name] if isinstance(leaf, Variable) else b.extend(b.expr(leaf)), matched.extend(value)))
+                continue
             if isinstance(arg, Wildcard):
                 continue
             if _existential(arg, b):
@@ -294,6 +379,7 @@ class RuleContext:
                 keys.append((b.cols[arg.name], i))
             else:
                 keys.append((b.extend(b.expr(arg)), i))
+        right = matched.node
         if conditions:
             right = Filter(right, conjoin(conditions), span=atom.span)
         b.node = Antijoin(b.node, right, tuple(keys), span=lit.span)
@@ -357,6 +443,20 @@ def range_values(start, stop, step=None) -> list:
         values.append(x)
         x += step  # accumulated, as Soufflé's loop does (it matters for float steps)
     return values
+
+
+def _binds(term: Term, b: Body) -> bool:
+    """Whether matching `term` against a value binds a variable: an unbound variable, or a
+    record or ADT pattern with one."""
+    return (isinstance(term, Variable) and term.name not in b.cols) or (isinstance(term, PATTERNS) and not b.ready(term))
+
+
+def _matchable(term: Term, b: Body) -> bool:
+    """Whether a negated atom's argument can be matched now: `_`, an existential variable, a
+    computable term, or a record or ADT pattern of such terms."""
+    if isinstance(term, PATTERNS):
+        return all(_matchable(a, b) for a in term.args)
+    return isinstance(term, Wildcard) or _existential(term, b) or b.ready(term)
 
 
 def _existential(term: Term, b: Body) -> bool:

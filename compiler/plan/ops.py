@@ -24,6 +24,15 @@ Spark do), not the ids, which number strings in order of arrival: the
 distinct ids of a batch are decoded and ranked once (`string_ranks`), then
 compared as numbers.
 
+Records (Soufflé's records and ADT values, compiler.values) are `record`
+columns: int64 ids of the dataflow's record table (runtime.symbols.RecordTable,
+reached as `symbols.records`), compared by id, which is comparing them
+field by field since equal records share an id. `pack(a, b, ...)` interns the
+record of its arguments' stored values; `field_<type>(r, i)` is field i of
+record r as a value of that type (a placeholder 0 where r has no field i: the
+front end filters such rows out first). Having no meaning without a dataflow's
+table, they are never folded into constants (`RECORD_OPS`).
+
 Both the lowering (compiler.lowering.columns) and constant folding
 (compiler.plan.rewrites.fold) evaluate ops through `apply`, so there is one
 definition of what each op means. `match`/`not_match` take Soufflé's regexes
@@ -36,14 +45,19 @@ import re
 
 import numpy as np
 
+from runtime.symbols import decode_floats, encode_floats
+
 from compiler.plan.errors import PlanError
 from compiler.plan.regex import regex_match
 
-NUMBER, UNSIGNED, FLOAT, SYMBOL, BOOL = "number", "unsigned", "float", "symbol", "bool"
-COLUMN_TYPES = (NUMBER, UNSIGNED, FLOAT, SYMBOL)  # types a relation column may have
+NUMBER, UNSIGNED, FLOAT, SYMBOL, RECORD, BOOL = "number", "unsigned", "float", "symbol", "record", "bool"
+COLUMN_TYPES = (NUMBER, UNSIGNED, FLOAT, SYMBOL, RECORD)  # types a relation column may have
+ORDERED_TYPES = (NUMBER, UNSIGNED, FLOAT, SYMBOL)  # what `<` compares (records only compare equal or not)
 NUMERIC = (NUMBER, UNSIGNED, FLOAT)
 INTEGRAL = (NUMBER, UNSIGNED)
-NATURAL_DTYPE = {NUMBER: np.int64, UNSIGNED: np.uint64, FLOAT: np.float64, SYMBOL: np.int64, BOOL: np.bool_}
+NATURAL_DTYPE = {NUMBER: np.int64, UNSIGNED: np.uint64, FLOAT: np.float64, SYMBOL: np.int64, RECORD: np.int64, BOOL: np.bool_}
+FIELD_OPS = {f"field_{t}": t for t in COLUMN_TYPES}  # field_<type>(record, index): a field as a value of <type>
+RECORD_OPS = frozenset({"pack", *FIELD_OPS})
 
 ARITHMETIC = ("+", "-", "*", "/", "%", "^")
 BITWISE = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
@@ -75,8 +89,12 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
         return first
     if op in ("=", "!=") and n == 2 and same and first in COLUMN_TYPES:
         return BOOL
-    if op in ("<", "<=", ">", ">=") and n == 2 and same and first in COLUMN_TYPES:
+    if op in ("<", "<=", ">", ">=") and n == 2 and same and first in ORDERED_TYPES:
         return BOOL
+    if op == "pack" and n >= 1 and all(t in COLUMN_TYPES for t in arg_types):
+        return RECORD
+    if op in FIELD_OPS and arg_types == (RECORD, NUMBER):
+        return FIELD_OPS[op]
     if op in ("and", "or") and n >= 1 and same and first == BOOL:
         return BOOL
     if op == "not" and arg_types == (BOOL,):
@@ -120,6 +138,8 @@ def apply(op: str, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) 
         return whole.astype(np.int64 if op == "to_number" else np.uint64)  # wraps, as static_cast
     if op in STRING_OPS:
         return _string_op(op, arg_types, args, symbols)
+    if op in RECORD_OPS:
+        return _record_op(op, arg_types, args, symbols.records)
     if op == "if":
         return np.where(args[0], args[1], args[2])
     if op == "to_float":
@@ -226,6 +246,33 @@ def _int_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
         base = base * base
         exponent = exponent >> 1
     return result
+
+
+# ---- record ops: over the record table's stored values ------------------------------------
+
+
+def _record_op(op: str, arg_types, args, records) -> np.ndarray:
+    if op == "pack":
+        return records.pack(np.stack([_stored(a, t) for a, t in zip(args, arg_types)]))
+    ids, index = args
+    out = np.zeros(len(ids), dtype=np.int64)
+    for i in np.unique(index).tolist():  # one index in practice: a constant
+        at = index == i
+        out[at] = records.field(ids[at], i)
+    return _natural(out, FIELD_OPS[op])
+
+
+def _stored(values: np.ndarray, t: str) -> np.ndarray:
+    """Natural values as the int64 the runtime stores (runtime.symbols)."""
+    if t == FLOAT:
+        return encode_floats(values)
+    return values.view(np.int64) if t == UNSIGNED else values.astype(np.int64, copy=False)
+
+
+def _natural(stored: np.ndarray, t: str) -> np.ndarray:
+    if t == FLOAT:
+        return decode_floats(stored)
+    return stored.view(np.uint64) if t == UNSIGNED else stored
 
 
 # ---- symbol ops: Python per distinct argument tuple -------------------------------------
