@@ -205,14 +205,14 @@ class RuleContext:
         if start is not None:
             node, cols = start.node, dict(start.cols)
         for atom in atoms:
-            leaf = self.relation_node(atom.relation, atom.span)
+            leaf, args = self._leaf(atom)
             offset = 0 if node is None else node.arity
             if as_of:
                 leaves.append(leaf)
                 node = leaf if node is None else DeltaJoin(tuple(leaves), tuple(equalities), as_of=True, span=atom.span)
             else:
                 node = leaf if node is None else Join(node, leaf, (), span=atom.span)
-            for i, arg in enumerate(atom.args):
+            for i, arg in args:
                 c = offset + i
                 column = Col(c, leaf.types[i])
                 if isinstance(arg, Variable):
@@ -226,8 +226,6 @@ class RuleContext:
                     conditions.append(Call("=", (column, constant(arg.value, leaf.types[i]))))
                 elif isinstance(arg, Nil):
                     conditions.append(Call("=", (column, NIL)))
-                elif isinstance(arg, PATTERNS):
-                    pending.append(("pattern", column, arg))  # taken apart first: it binds variables
                 elif not isinstance(arg, Wildcard):
                     pending.append(("argument", column, arg))  # an expression: a filter once it can be computed
         if as_of:
@@ -244,6 +242,20 @@ class RuleContext:
             pending += self._apply(b, item)
         return b
 
+    def _leaf(self, atom: Atom):
+        """The rows of an atom's relation, and (column, term) for each argument: a record or ADT
+        pattern is taken apart there (its fields become columns, matched like arguments), so a
+        variable inside it joins like any other."""
+        node = self.relation_node(atom.relation, atom.span)
+        args = [(i, arg) for i, arg in enumerate(atom.args) if not isinstance(arg, PATTERNS)]
+        patterns = [(i, arg) for i, arg in enumerate(atom.args) if isinstance(arg, PATTERNS)]
+        if not patterns:
+            return node, args
+        view = Body(self, None, node, {})
+        for i, pattern in patterns:
+            args += [(view.extend(value), term) for value, term in self._fields(view, i, pattern)]
+        return view.node, args
+
     def _next(self, b: Body, pending):
         """The first pending item that can be applied, cheapest kind first."""
         ranked = sorted(pending, key=lambda item: self._rank(b, item))
@@ -253,11 +265,8 @@ class RuleContext:
         raise PlanError(f"no literal can be applied next among {[item[2] for item in pending]} (safety should prevent this)")
 
     def _rank(self, b: Body, item) -> int:
-        """-1 taking an atom's pattern apart, 0 filter, 1 negation, 2 binding equality, 3
-        anything joining an aggregate; 9 not ready."""
+        """0 filter, 1 negation, 2 binding equality, 3 anything joining an aggregate; 9 not ready."""
         kind, _, lit = item
-        if kind == "pattern":
-            return -1
         terms = (lit,) if kind == "argument" else _literal_terms(lit)
         has_aggregate = any(isinstance(s, AggregateTerm) for t in terms for s in subterms(t))
         if kind == "literal" and isinstance(lit, Comparison) and lit.op == "=":
@@ -277,8 +286,6 @@ class RuleContext:
         kind, column, lit = item
         if kind == "argument":
             b.filter(Call("=", (column, b.expr(lit))), lit.span)
-        elif kind == "pattern":
-            return self._match(b, column.index, lit)
         elif isinstance(lit, Comparison):
             if lit.op == "=":
                 for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
