@@ -308,10 +308,9 @@ class Inference:
             return self._functor(term, scope)
         if isinstance(term, Record):
             fields = [self.term(arg, scope) for arg in term.args]
-            candidates = frozenset(r for r in self.records if r.arity == len(term.args))
-            if not candidates:
-                raise TypeMismatchError.at(f"no record type has {_fields(len(term.args))}", term.span, self.source)
-            cid = self.new(candidates, term.span)
+            if not self.records:
+                raise TypeMismatchError.at(f"{describe(term)} has no type: the program declares no record type", term.span, self.source)
+            cid = self.new(self.records)  # of the type where it stands: its arity is checked once that is known
             self._records.append((term, cid, fields))
             return cid
         if isinstance(term, Nil):
@@ -348,6 +347,9 @@ class Inference:
                 candidates = self.classes[self.find(cid)].types
                 if len(candidates) == 1:
                     (record,) = candidates
+                    if record.arity != len(term.args):
+                        message = f"{describe(term)} has {_fields(len(term.args))}, but is a record of type '{record.name}', which has {record.arity}"
+                        raise TypeMismatchError.at(message, term.span, self.source)
                     for (name, kind), arg, field in zip(record.fields, term.args, fields):
                         what = f"field '{name}' of '{record.name}'"
                         self.restrict(field, frozenset({kind}), arg.span, describe(arg), what, record.span, declared=True)
@@ -357,7 +359,10 @@ class Inference:
                 fitting = frozenset(r for r in candidates if self._fits(r, fields))
                 if not fitting:
                     names = ", ".join(sorted(r.name for r in candidates))
-                    message = f"{describe(term)} has fields of kinds no record type it could be has ({names})"
+                    if any(r.arity == len(term.args) for r in candidates):
+                        message = f"{describe(term)} has fields of kinds no record type it could be has ({names})"
+                    else:
+                        message = f"no record type has {_fields(len(term.args))} ({describe(term)} could be {names})"
                     raise TypeMismatchError.at(message, term.span, self.source)
                 if fitting != candidates:
                     self.restrict(cid, fitting, term.span, describe(term), "a record", term.span)
@@ -368,7 +373,7 @@ class Inference:
             raise TypeMismatchError.at(message, term.span, self.source)
 
     def _fits(self, record: RecordType, fields: list[int]) -> bool:
-        return all(kind in self.classes[self.find(c)].types for (_, kind), c in zip(record.fields, fields))
+        return record.arity == len(fields) and all(kind in self.classes[self.find(c)].types for (_, kind), c in zip(record.fields, fields))
 
     def _functor(self, term: Functor, scope: Scope) -> int:
         if term.name == "range" and len(term.args) not in (2, 3):
