@@ -65,7 +65,7 @@ from compiler.lowering.datalog import plan_datalog
 from compiler.plan import Plan, explain
 from compiler.plan.rewrites import optimize as optimize_plan
 from compiler.results import CHANGES, LOG, Layout, Result
-from compiler.values import BadValue, encode, encode_text
+from compiler.values import BadValue, encode, from_arrow
 from runtime.batch import Batch
 from runtime.ledger import CountLedger, NegativeCount
 
@@ -465,22 +465,29 @@ def facts_source(info: RelationInfo, path: str, delimiter: str | None = None):
 def read_fact_blocks(info: RelationInfo, path: str, symbols, delimiter: str | None = None) -> list:
     """The fact file `path` of the input `info` as encoded blocks (runtime.spark.read.encode_source),
     its records and ADT values read from Soufflé's text (compiler.values); LoadError if it does not fit."""
-    import pyarrow as pa
-
-    from runtime.spark import LoadError
     from runtime.spark.facts import read_facts
     from runtime.spark.read import encode_source
 
     source = facts_source(info, path, delimiter)
-    table = read_facts(source)
+    return list(encode_source(encode_records(read_facts(source), info, symbols, f"'{info.name}': {path}"), source, symbols))
+
+
+def encode_records(table, info: RelationInfo, symbols, where: str):
+    """`table` (a relation's columns in order, then any extras) with each record or ADT column,
+    Soufflé's text or Arrow structs (compiler.values), as the int64 ids the runtime stores;
+    LoadError naming `where` and the column for a value that is neither."""
+    import pyarrow as pa
+
+    from runtime.spark import LoadError
+
     for j, (kind, column) in enumerate(zip(info.kinds, info.attribute_names)):
         if info.types[j] == "record":
             try:
-                ids = encode_text(table.column(j).to_pylist(), kind, symbols)
+                ids = from_arrow(table.column(j).combine_chunks(), kind, symbols)
             except BadValue as e:
-                raise LoadError(f"'{info.name}': {path}: column '{column}': {e}") from None
+                raise LoadError(f"{where}: column '{column}': {e}") from None
             table = table.set_column(j, table.column_names[j], pa.array(ids, pa.int64()))
-    return list(encode_source(table, source, symbols))
+    return table
 
 
 def facts_options(info, delimiter: str | None = None) -> dict:
@@ -490,4 +497,4 @@ def facts_options(info, delimiter: str | None = None) -> dict:
     return {"delimiter": delimiter or options.get("delimiter", "\t"), "header": options.get("headers") == "true"}
 
 
-__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_file", "facts_options", "facts_source", "read_fact_blocks"]
+__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_file", "facts_options", "facts_source", "read_fact_blocks", "encode_records"]

@@ -35,7 +35,7 @@ from runtime.grouping import dense_ids
 from runtime.kernels import radix_lexsort
 from runtime.symbols import SymbolTable, collection_paused, decode_floats
 
-from compiler.values import decode, sort_key, to_arrow
+from compiler.values import decode, sort_key, to_arrow, to_text
 
 _SIGN = np.int64(-(2**63))
 _NEGATIVE_ZERO = np.int64(-1)  # the code of -0.0 (runtime.symbols.encode_floats)
@@ -145,13 +145,14 @@ class Result(Sequence):
 
     # ---- columns ----
 
-    def arrow(self, ordered: bool = True):
+    def arrow(self, ordered: bool = True, records_as_text: bool = False):
         """The result as a pyarrow.Table: the relation's columns (plus `time` and `diff` for changes),
-        in the result's order, or with `ordered=False` in no order (saves a sort: for writers)."""
+        in the result's order, or with `ordered=False` in no order (saves a sort: for writers);
+        `records_as_text`: records and ADT values as Soufflé writes them (`[1, nil]`), not structs."""
         import pyarrow as pa
 
         batch = self._in_order() if ordered else self._expanded(self._batch)
-        arrays = [self._arrow_column(batch, c) for c in self.layout.columns]
+        arrays = [self._arrow_column(batch, c, records_as_text) for c in self.layout.columns]
         names = [c.name for c in self.layout.columns]
         if self.shape != ROWS:
             arrays += [pa.array(batch.time[0]), pa.array(batch.diff)]
@@ -186,7 +187,7 @@ class Result(Sequence):
             return batch.take(np.repeat(np.arange(len(batch)), batch.diff))
         return batch
 
-    def _arrow_column(self, batch: Batch, column: Column):
+    def _arrow_column(self, batch: Batch, column: Column, records_as_text: bool = False):
         import pyarrow as pa
 
         codes = batch.data[column.value]
@@ -196,7 +197,10 @@ class Result(Sequence):
         if column.type == "symbol":
             return self._symbols.arrow().take(pa.array(codes, mask=nulls))
         if column.kind is not None:
-            return to_arrow(decode(codes, column.kind, self._symbols), column.kind)
+            values = decode(codes, column.kind, self._symbols)
+            if records_as_text:
+                return pa.array([to_text(v, column.kind) for v in values], pa.string())
+            return to_arrow(values, column.kind)
         return pa.array(_natural(codes, column.type), mask=nulls)
 
     # ---- tuples ----

@@ -355,6 +355,38 @@ def _plain(value, kind: Kind):
     return value
 
 
+def from_arrow(column, kind: Kind, symbols: SymbolTable) -> np.ndarray:
+    """The stored values of an Arrow column of a record or ADT kind: Soufflé's text (strings),
+    or the structs `to_arrow` makes; BadValue for a value that fits neither."""
+    import pyarrow as pa
+
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        if column.null_count:
+            raise BadValue(f"{column.null_count} empty (null) values")
+        if isinstance(kind, ADTType) and kind.enum and not any(str(v).startswith("$") for v in column.to_pylist()[:1]):
+            return encode([Branch(name) for name in column.to_pylist()], kind, symbols)  # an enum written by name
+        return encode_text(column.to_pylist(), kind, symbols)
+    return encode([_from_plain(v, kind) for v in column.to_pylist()], kind, symbols)
+
+
+def _from_plain(plain, kind: Kind):
+    """A value from the Python form of its Arrow struct (the inverse of `_plain`)."""
+    if isinstance(kind, RecordType):
+        if plain is None:
+            return None
+        if not isinstance(plain, dict):
+            raise BadValue(f"{plain!r} is not a record of type '{kind.name}'")
+        return tuple(_from_plain(plain.get(name), k) for name, k in kind.fields)
+    if isinstance(kind, ADTType):
+        name = plain if isinstance(plain, str) else plain.get("branch") if isinstance(plain, dict) else None
+        branch = next((b for b in kind.branches if b.name == name), None)
+        if branch is None:
+            raise BadValue(f"{plain!r} is not a value of the ADT '{kind.name}'")
+        fields = (plain.get(name) or {}) if isinstance(plain, dict) else {}
+        return Branch(name, tuple(_from_plain(fields.get(f), k) for f, k in branch.fields))
+    return plain
+
+
 def _depth(plain) -> int:
     if isinstance(plain, dict):
         return 1 + max((_depth(v) for v in plain.values()), default=0)

@@ -160,7 +160,8 @@ class Body:
         if isinstance(term, UnaryOp):
             return Call(_UNARY[term.op], (self.expr(term.operand),))
         if isinstance(term, Functor):
-            return Call(term.name, tuple(self.expr(a) for a in term.args))
+            args = tuple(self.expr(a) for a in term.args)
+            return Call("to_string_c" if term.name == "to_string" else term.name, args)  # Soufflé's to_string is C++'s
         if isinstance(term, AggregateTerm):
             if id(term) not in self.aggregates:
                 self.aggregates[id(term)] = self.rule.join_aggregate(self, term)

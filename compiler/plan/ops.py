@@ -62,11 +62,13 @@ RECORD_OPS = frozenset({"pack", *FIELD_OPS})
 ARITHMETIC = ("+", "-", "*", "/", "%", "^")
 BITWISE = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
-STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "match", "not_match", "is_number", "lower", "upper")
+STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "to_string_c", "contains", "match", "not_match", "is_number", "lower", "upper")
 # Soufflé's numeric conversions: "to_float" (any numeric as a float), "to_unsigned" (a number's
 # bits, a float truncated), "to_number" of a numeric (an unsigned's bits, a float truncated; of a
 # symbol it parses), as C++'s static_cast (a float out of range, or nan, gives 0); "ord" (a
 # symbol's interned id -- Soufflé's symbol table index -- or a number's own bits).
+# "to_string" writes a number as SQL does (a float's shortest exact text), "to_string_c" as
+# Soufflé's to_string does (C++'s std::to_string: a float with six decimals).
 # Everything else: "neg", "bnot", "lnot" (unary), "min", "max" (variadic), "and", "or", "not",
 # and for SQL: "if" (condition, then, else), "to_float" (a number as a float), "to_int" (a float
 # rounded half to even, as DuckDB casts a double; 0 if it does not fit).
@@ -126,7 +128,7 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
     }
     if op in fixed and arg_types == fixed[op][0]:
         return fixed[op][1]
-    if op == "to_string" and n == 1 and first in NUMERIC:
+    if op in ("to_string", "to_string_c") and n == 1 and first in NUMERIC:
         return SYMBOL
     raise PlanError(f"op {op!r} does not apply to ({', '.join(arg_types)})")
 
@@ -302,6 +304,11 @@ def _number_text(value, t: str) -> str:
     return repr(float(value)) if t == FLOAT else str(int(value))
 
 
+def c_number_text(value, t: str) -> str:
+    """A number as C++'s std::to_string writes it (Soufflé's to_string): floats as `%f`."""
+    return "%f" % value if t == FLOAT else str(int(value))
+
+
 def _string_op(op: str, arg_types, args, symbols):
     """Evaluate a symbol op once per distinct argument tuple, then take the results."""
     n = len(args[0])
@@ -343,6 +350,8 @@ def _string_scalar(op: str, arg_types, row):
         return _to_number(row[0]) is not None
     if op == "to_string":
         return _number_text(row[0], arg_types[0])
+    if op == "to_string_c":
+        return c_number_text(row[0], arg_types[0])
     if op == "contains":
         return row[0] in row[1]
     if op == "lower":

@@ -62,7 +62,7 @@ def _udf(fn, return_type):
 
 
 _SQL_TYPES = {NUMBER: "BIGINT", FLOAT: "DOUBLE", SYMBOL: "STRING", BOOL: "BOOLEAN"}
-_UDF_OUT = {"to_string": "STRING", "to_number": "BIGINT", "is_number": "BOOLEAN", "lower": "STRING", "upper": "STRING",
+_UDF_OUT = {"to_string": "STRING", "to_string_c": "STRING", "to_number": "BIGINT", "is_number": "BOOLEAN", "lower": "STRING", "upper": "STRING",
             "match": "BOOLEAN", "not_match": "BOOLEAN", "^": "BIGINT"}  # fmt: skip
 
 
@@ -172,7 +172,7 @@ def _sql_call(op: str, types: tuple[str, ...], args: list[str], udfs) -> str:
         if t == NUMBER:
             return a
         raise SparkEngineUnsupported(f"op {op!r} of {t}", "no Spark translation")
-    if op == "to_string" and t == NUMBER:
+    if op in ("to_string", "to_string_c") and t == NUMBER:
         return f"CAST({a} AS STRING)"
     if op in _UDF_OUT:
         name = udf_name(op, types)

@@ -526,8 +526,8 @@ def _functor(name, args, types):
         if not _INTEGER.fullmatch(args[0]) or not -(2**63) <= int(args[0]) < 2**63:
             raise Undefined
         return int(args[0])
-    if name == "to_string":
-        return repr(float(args[0])) if types[0] == "float" else str(args[0])
+    if name == "to_string":  # C++'s std::to_string, as Soufflé's
+        return "%f" % args[0] if types[0] == "float" else str(args[0])
     if name == "to_float":
         return float(args[0])
     if name in ("to_number", "to_unsigned"):  # of a numeric: C's conversion, wrapping
