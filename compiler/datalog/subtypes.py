@@ -85,8 +85,16 @@ class _RuleCheck:
         return old if both == old.types else _Narrowed(both, "the types in common", f"{old.origin}, and {new.origin}")
 
     def _unite(self, a: Variable, b: Variable, scope: Scope) -> None:
+        """`a` and `b` are compared: they are of one type."""
         ka, kb = self._key(a, scope), self._key(b, scope)
         if ka != kb:
+            na, nb = self.narrowed.get(ka), self.narrowed.get(kb)
+            if na is not None and nb is not None and not na.types & nb.types:
+                message = (
+                    f"variable '{b.name}' is a '{nb.name}' ({nb.origin}), but is compared with variable '{a.name}',"
+                    f" a '{na.name}' ({na.origin}): types with no value in common"
+                )
+                raise TypeMismatchError.at(message, b.span, self.source)
             merged = self._meet(self.narrowed.pop(ka, None), self.narrowed.pop(kb, None), b)
             self.parent[kb] = ka
             if merged is not None:

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import compiler
-from compiler import SessionError
+from compiler import ArityError, DeclarationError, SessionError, TypeMismatchError, UnsafeVariableError
 from compiler.values import Branch, decode, encode, from_text, to_text
 from tests.compiler.replay import Replay
 
@@ -346,3 +346,60 @@ def test_encoding_and_decoding_columns_round_trip_through_the_record_table():
     assert ids[0] == 0 and ids[1] == ids[3] and len(set(ids.tolist())) == 3
     assert decode(ids, checked.types.kinds["List"], symbols) == lists
     assert decode(np.array([], dtype=np.int64), checked.types.kinds["Expr"], symbols) == []
+
+
+# ---- errors --------------------------------------------------------------------------------------
+
+T = ".type P = [x: number, y: symbol]\n.type E = A {x: number} | B {}\n"  # lines 1-2: every case below has them
+
+ERRORS = [
+    # records
+    (TypeMismatchError, T + ".decl r(p: P)\nr([1]).", 4, 3, "the record [...] has 1 field, but is a record of type 'P', which has 2"),
+    (TypeMismatchError, T + ".decl r(p: P)\nr([1, 2]).", 4, 7, "2 is numeric, but field 'y' of 'P' must be a symbol (declared at line 1, column 1)"),
+    (TypeMismatchError, T + ".decl r(n: number)\nr([1, \"a\"]).", 4, 3,
+     "the record [...] is a record of type 'P', but argument 1 of 'r' is a number (declared at line 3, column 9)"),
+    (TypeMismatchError, T + ".decl r(s: symbol)\nr(nil).", 4, 3, "nil is a record of type 'P', but argument 1 of 'r' is a symbol (declared at line 3, column 9)"),
+    (TypeMismatchError, T + ".type Q = [a: number, b: symbol]\nr(x) :- x = [1, \"a\"].", 4, 13,
+     "cannot tell which record type the record [...] is (it could be P, Q): declare the type of the column or variable it stands for"),
+    (TypeMismatchError, "r(x) :- x = [1, 2].", 1, 13, "the record [...] has no type: the program declares no record type"),
+    (TypeMismatchError, T + ".decl r(p: P)\nq(p) :- r(p), p < [1, \"a\"].", 4, 15,
+     "variable 'p' is a record of type 'P' (declared at line 3, column 9), but an operand of '<' must be numeric"),
+    (UnsafeVariableError, T + ".decl r(p: P)\nr([x, \"a\"]).", 4, 4, "variable 'x' is not grounded: it only occurs in the head, never in a positive body atom"),
+    (UnsafeVariableError, T + ".decl r(p: P)\nr([_, \"a\"]).", 4, 4, "'_' is not allowed in the head"),
+    (UnsafeVariableError, T + ".decl r(p: P)\nq(x) :- r(p), p != [x, _].", 4, 24, "'_' is not allowed in a comparison"),
+    # ADTs
+    (TypeMismatchError, T + ".decl r(e: E)\nr($C(1)).", 4, 3, "unknown ADT branch '$C' (the branches: $A, $B)"),
+    (ArityError, T + ".decl r(e: E)\nr($A(1, 2)).", 4, 3, "branch '$A' of 'E' has 1 field, but is given 2"),
+    (TypeMismatchError, T + ".decl r(e: E)\nr($A(\"s\")).", 4, 6, "\"s\" is a symbol, but field 'x' of $A must be a number (declared at line 2, column 11)"),
+    (TypeMismatchError, T + ".decl r(e: E)\nq(x) :- r(x), x < $B.", 4, 15,
+     "variable 'x' is a value of the ADT 'E' (declared at line 3, column 9), but an operand of '<' must be numeric"),
+    (TypeMismatchError, T + ".decl r(e: E, p: P)\nr(x, x) :- r(x, _).", 4, 6,
+     "variable 'x' is a value of the ADT 'E' (declared at line 3, column 9), but argument 2 of 'r' is a record of type 'P' (declared at line 3, column 15)"),
+    (TypeMismatchError, T + ".decl r(e: E) max(e)", 3, 15, "max(e) needs a numeric column, but 'e' is a E"),
+    # subset types: sources and sinks
+    (TypeMismatchError, ".type N <: number\n.type M <: number\n.decl a(x: N)\n.decl b(x: M)\nc(x) :- a(x), b(x).", 5, 17,
+     "variable 'x' is a 'M' (argument 1 of 'b') and a 'N' (argument 1 of 'a'), types with no value in common"),
+    (TypeMismatchError, ".type N <: number\n.decl a(x: number)\n.decl b(x: N)\nb(x) :- a(x).", 4, 3,
+     "variable 'x' is a 'number' (argument 1 of 'a'), but argument 1 of 'b' is declared 'N', which 'number' is not a subtype of"),
+    (TypeMismatchError, ".type N <: number\n.type M <: number\n.decl a(x: N)\n.decl b(x: M)\nc(x) :- a(x), b(y), x < y.", 5, 25,
+     "variable 'y' is a 'M' (argument 1 of 'b'), but is compared with variable 'x', a 'N' (argument 1 of 'a'): types with no value in common"),
+    (TypeMismatchError, ".type N <: number\n.type M <: number\n.type P = [n: N]\n.decl a(x: M)\n.decl r(p: P)\nq(x) :- a(x), r([x]).", 6, 18,
+     "variable 'x' is a 'N' (field 'n' of 'P') and a 'M' (argument 1 of 'a'), types with no value in common"),
+    # declarations
+    (DeclarationError, ".type T = [x: number]\n.type U = T | number", 2, 1, "union type 'U' holds 'T', which is not a primitive or subset type"),
+    (DeclarationError, ".type T = [x: number]\n.type U <: T", 2, 1, "subset type 'U' cannot be derived from the record type 'T'"),
+    (DeclarationError, ".type N <: number\n.type U = N | number\n.type V <: U", 3, 1, "subset type 'V' cannot be derived from the union type 'U'"),
+    (DeclarationError, ".type E = A {} | B {}\n.type F = A {x: number}", 2, 11, "branch 'A' is defined twice (first at line 1, column 11)"),
+    (DeclarationError, ".type T = [x: Foo]", 1, 12, "unknown type 'Foo' in the definition of record type 'T'"),
+    (DeclarationError, ".type E = A {x: number, x: symbol}", 1, 25, "branch 'A' has two fields named 'x'"),
+    (DeclarationError, ".type T = [x]", 1, 12, "field 'x' of record type 'T' needs a type ('x: number')"),
+    (DeclarationError, ".type T = number | unsigned", 1, 1, "union type 'T' mixes number and unsigned"),
+]
+
+
+@pytest.mark.parametrize("cls, text, line, column, message", ERRORS, ids=[f"{e[0].__name__}-{i}" for i, e in enumerate(ERRORS)])
+def test_type_errors_are_positioned(cls, text, line, column, message):
+    with pytest.raises(cls) as info:
+        compiler.check_datalog(text)
+    err = info.value
+    assert (err.line, err.column, err.message) == (line, column, message)
