@@ -138,7 +138,8 @@ def render(program, session) -> dict[str, list[str]]:
         io = _option(options, "IO", "file")
         delimiter = _option(options, "delimiter", "\t").encode().decode("unicode_escape")
         header = [delimiter.join(info.attribute_names)] if _option(options, "headers", "false") == "true" else []
-        lines = header + [_row(row, info.kinds, delimiter) for row in session.read(name)]
+        # A symbol holding a newline is written as it is: the file has a line more.
+        lines = "\n".join(header + [_row(row, info.kinds, delimiter) for row in session.read(name)]).splitlines()
         if io == "stdout":
             stdout += ["---------------", name, "===============", *lines, "==============="]
         elif io == "file":

@@ -80,6 +80,9 @@ from compiler.plan.expr import domain
 from compiler.plan.ops import NUMBER, RECORD
 
 NIL = Const(0, RECORD)
+# Functors whose Soufflé meaning is C++'s (compiler.plan.ops): to_string writes floats with six
+# decimals, substr takes what std::string::substr takes.
+_SOUFFLE_OPS = {"to_string": "to_string_c", "substr": "substr_c"}
 
 _UNARY = {"-": "neg", "bnot": "bnot", "lnot": "lnot"}
 _LITERAL_TYPES = {Number: "number", Unsigned: "unsigned", Float: "float", String: "symbol"}
@@ -161,7 +164,7 @@ class Body:
             return Call(_UNARY[term.op], (self.expr(term.operand),))
         if isinstance(term, Functor):
             args = tuple(self.expr(a) for a in term.args)
-            return Call("to_string_c" if term.name == "to_string" else term.name, args)  # Soufflé's to_string is C++'s
+            return Call(_SOUFFLE_OPS.get(term.name, term.name), args)
         if isinstance(term, AggregateTerm):
             if id(term) not in self.aggregates:
                 self.aggregates[id(term)] = self.rule.join_aggregate(self, term)

@@ -62,13 +62,15 @@ RECORD_OPS = frozenset({"pack", *FIELD_OPS})
 ARITHMETIC = ("+", "-", "*", "/", "%", "^")
 BITWISE = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
-STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "to_string_c", "contains", "match", "not_match", "is_number", "lower", "upper")
+STRING_OPS = ("cat", "strlen", "substr", "substr_c", "to_number", "to_string", "to_string_c", "contains", "match", "not_match", "is_number", "lower", "upper")
 # Soufflé's numeric conversions: "to_float" (any numeric as a float), "to_unsigned" (a number's
 # bits, a float truncated), "to_number" of a numeric (an unsigned's bits, a float truncated; of a
 # symbol it parses), as C++'s static_cast (a float out of range, or nan, gives 0); "ord" (a
 # symbol's interned id -- Soufflé's symbol table index -- or a number's own bits).
 # "to_string" writes a number as SQL does (a float's shortest exact text), "to_string_c" as
-# Soufflé's to_string does (C++'s std::to_string: a float with six decimals).
+# Soufflé's to_string does (C++'s std::to_string: a float with six decimals). "substr_c" is
+# Soufflé's substr, C++'s std::string::substr: a start outside the string gives "" (Soufflé
+# warns), a negative length (a huge size_t) the rest of the string; "substr" is partial (above).
 # Everything else: "neg", "bnot", "lnot" (unary), "min", "max" (variadic), "and", "or", "not",
 # and for SQL: "if" (condition, then, else), "to_float" (a number as a float), "to_int" (a float
 # rounded half to even, as DuckDB casts a double; 0 if it does not fit).
@@ -120,6 +122,7 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
     fixed = {
         "strlen": ((SYMBOL,), NUMBER),
         "substr": ((SYMBOL, NUMBER, NUMBER), SYMBOL),
+        "substr_c": ((SYMBOL, NUMBER, NUMBER), SYMBOL),
         "to_number": ((SYMBOL,), NUMBER),
         "contains": ((SYMBOL, SYMBOL), BOOL),
         "match": ((SYMBOL, SYMBOL), BOOL),
@@ -343,6 +346,11 @@ def _string_scalar(op: str, arg_types, row):
         if start < 0 or length < 0 or start > len(s):
             return ""
         return s[start : start + length]
+    if op == "substr_c":
+        s, start, length = row
+        if start < 0 or start > len(s):
+            return ""
+        return s[start:] if length < 0 else s[start : start + length]
     if op == "to_number":
         value = _to_number(row[0])
         return 0 if value is None else value

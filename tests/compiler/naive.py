@@ -517,11 +517,11 @@ def _functor(name, args, types):
         return "".join(args)
     if name == "strlen":
         return len(args[0])
-    if name == "substr":
+    if name == "substr":  # C++'s std::string::substr, as Soufflé's
         s, i, n = args
-        if i < 0 or n < 0 or i > len(s):
-            raise Undefined
-        return s[i : i + n]
+        if i < 0 or i > len(s):
+            return ""
+        return s[i:] if n < 0 else s[i : i + n]
     if name == "to_number" and isinstance(args[0], str):
         if not _INTEGER.fullmatch(args[0]) or not -(2**63) <= int(args[0]) < 2**63:
             raise Undefined
