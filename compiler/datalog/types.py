@@ -90,10 +90,6 @@ class ADTType:
 Kind = str | RecordType | ADTType  # a primitive type's name, or a record type or ADT
 
 
-def kind_name(kind: Kind) -> str:
-    return kind if isinstance(kind, str) else kind.name
-
-
 def is_structured(kind: Kind) -> bool:
     """Whether values of this kind are records or ADT values (not numbers or symbols)."""
     return isinstance(kind, (RecordType, ADTType))
@@ -113,10 +109,6 @@ class TypeEnv:
     kinds: dict[str, Kind] = field(default_factory=lambda: {p: p for p in PRIMITIVES})
     down: dict[str, frozenset[str]] = field(default_factory=dict)
     branches: dict[str, tuple[ADTType, ADTBranch]] = field(default_factory=dict)
-    spans: dict[str, Span] = field(default_factory=dict)  # where each declared type is declared
-
-    def is_subtype(self, a: str, b: str) -> bool:
-        return self.down[a] <= self.down[b]
 
 
 def type_environment(decls: tuple[TypeDecl, ...], source: Source | None) -> TypeEnv:
@@ -127,7 +119,6 @@ def type_environment(decls: tuple[TypeDecl, ...], source: Source | None) -> Type
         if t.name in by_name or t.name in PRIMITIVES:
             raise DeclarationError.at(f"type '{t.name}' is defined twice", t.span, source)
         by_name[t.name] = t
-        env.spans[t.name] = t.span
     for t in decls:
         for base in t.bases:
             if base not in by_name and base not in PRIMITIVES:
