@@ -65,11 +65,10 @@ from compiler.lowering.datalog import plan_datalog
 from compiler.plan import Plan, explain
 from compiler.plan.rewrites import optimize as optimize_plan
 from compiler.results import CHANGES, LOG, Layout, Result
-from compiler.values import BadValue, encode, from_arrow
+from compiler.values import BadValue, encode, fits, from_arrow
 from runtime.batch import Batch
 from runtime.ledger import CountLedger, NegativeCount
 
-_INT64 = (-(2**63), 2**63 - 1)
 
 
 class SessionError(Exception):
@@ -415,7 +414,7 @@ def _check_row(row, info: RelationInfo) -> None:
     if len(row) != info.arity:
         raise SessionError(f"'{name}': row {tuple(row)!r} has {len(row)} values, but '{name}' has {info.arity} columns", name)
     for value, t, column in zip(row, info.types, info.attribute_names):
-        if not _fits(value, t):
+        if not fits(value, t):
             integral = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
             too_large = integral and (t == "number" or (t == "unsigned" and value >= 2**64))
             range_note = " (outside its 64-bit range)" if too_large else ""
@@ -426,20 +425,6 @@ def _check_row(row, info: RelationInfo) -> None:
 
 def _to_int64(row: tuple, types) -> tuple:
     return tuple(v - 2**64 if t == "unsigned" and v >= 2**63 else v for v, t in zip(row, types))
-
-
-def _fits(value, t: str) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    if t == "symbol":
-        return isinstance(value, str)
-    if t == "float":
-        return isinstance(value, (int, float, np.integer, np.floating))
-    if not isinstance(value, (int, np.integer)):
-        return False
-    if t == "unsigned":
-        return 0 <= int(value) < 2**64
-    return _INT64[0] <= int(value) <= _INT64[1]
 
 
 def facts_file(directory, info: RelationInfo) -> Path:

@@ -147,7 +147,7 @@ def _field(values, rows, j: int, kind: Kind, what: str, symbols) -> np.ndarray:
 
 def _encode_primitive(values: list, kind: str, symbols: SymbolTable) -> np.ndarray:
     for v in values:
-        if not _fits(v, kind):
+        if not fits(v, kind):
             raise BadValue(f"{v!r} is not {'an' if kind[0] in 'aeiou' else 'a'} {kind}")
     if kind == "symbol":
         return symbols.intern_many(values)
@@ -158,7 +158,8 @@ def _encode_primitive(values: list, kind: str, symbols: SymbolTable) -> np.ndarr
     return np.array(values, dtype=np.int64)
 
 
-def _fits(value, kind: str) -> bool:
+def fits(value, kind: str) -> bool:
+    """Whether a Python value is one of a primitive kind (an int in range for number and unsigned)."""
     if isinstance(value, (bool, np.bool_)):
         return False
     if kind == "symbol":
@@ -233,13 +234,7 @@ class _Reader:
                 self.at += 3
                 return None
             self.expect("[")
-            fields = []
-            for j, (_, k) in enumerate(kind.fields):
-                if j:
-                    self.expect(",")
-                fields.append(self.value(k, ",]"))
-            self.expect("]")
-            return tuple(fields)
+            return self.fields(kind.fields, "]")
         if isinstance(kind, ADTType):
             self.expect("$")
             match = _NAME.match(self.text, self.at)
@@ -251,13 +246,7 @@ class _Reader:
             if not branch.fields:
                 return Branch(name)
             self.expect("(")
-            args = []
-            for j, (_, k) in enumerate(branch.fields):
-                if j:
-                    self.expect(",")
-                args.append(self.value(k, ",)"))
-            self.expect(")")
-            return Branch(name, tuple(args))
+            return Branch(name, self.fields(branch.fields, ")"))
         if kind == "symbol":
             return self.symbol(stops)
         pattern = _FLOAT if kind == "float" else _INTEGER
@@ -269,9 +258,19 @@ class _Reader:
         if kind == "float":
             return float(token)
         value = int(token, 0) if token.lstrip("+-")[:2].lower() in ("0x", "0b") else int(token)
-        if not _fits(value, kind):
+        if not fits(value, kind):
             raise BadValue(f"{token} does not fit in {'an' if kind[0] in 'aeiou' else 'a'} {kind}")
         return value
+
+    def fields(self, fields, close: str) -> tuple:
+        """Values of `fields` ((name, kind) pairs) separated by commas, then `close`."""
+        values = []
+        for j, (_, kind) in enumerate(fields):
+            if j:
+                self.expect(",")
+            values.append(self.value(kind, "," + close))
+        self.expect(close)
+        return tuple(values)
 
     def symbol(self, stops: str) -> str:
         """A quoted symbol (with backslash escapes), else the text up to a stop character;

@@ -15,6 +15,7 @@ import compiler
 from compiler import ArityError, DeclarationError, SessionError, TypeMismatchError, UnsafeVariableError
 from compiler.values import Branch, decode, encode, from_text, to_text
 from tests.compiler.replay import Replay
+from tests.compiler.test_datalog_semantics import read, run as run_program
 
 TYPES = """
 .type Point = [x: number, y: number]
@@ -26,15 +27,7 @@ TYPES = """
 
 
 def run(text: str, inputs: dict | None = None) -> Replay:
-    replay = Replay(compiler.compile_datalog(TYPES + text))
-    for name, rows in (inputs or {}).items():
-        replay.insert(name, rows)
-    replay.commit()
-    return replay
-
-
-def read(replay: Replay, name: str):
-    return replay.session.read(name)
+    return run_program(TYPES + text, inputs)
 
 
 def test_records_are_built_in_heads_and_taken_apart_in_bodies():
