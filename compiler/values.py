@@ -362,9 +362,10 @@ def from_arrow(column, kind: Kind, symbols: SymbolTable) -> np.ndarray:
     if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
         if column.null_count:
             raise BadValue(f"{column.null_count} empty (null) values")
-        if isinstance(kind, ADTType) and kind.enum and not any(str(v).startswith("$") for v in column.to_pylist()[:1]):
-            return encode([Branch(name) for name in column.to_pylist()], kind, symbols)  # an enum written by name
-        return encode_text(column.to_pylist(), kind, symbols)
+        texts = column.to_pylist()
+        if isinstance(kind, ADTType) and kind.enum:  # `to_arrow` writes an enum's values by name, without `$`
+            texts = [t if t.lstrip().startswith("$") else "$" + t for t in texts]
+        return encode_text(texts, kind, symbols)
     return encode([_from_plain(v, kind) for v in column.to_pylist()], kind, symbols)
 
 

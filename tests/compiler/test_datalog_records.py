@@ -328,6 +328,12 @@ def test_arrow_gives_records_as_structs_and_adts_as_branch_structs():
     expr = table.column("e").to_pylist()[0]
     assert expr["branch"] == "Neg" and expr["Neg"]["e"]["branch"] == "Num" and expr["Neg"]["e"]["Num"] == {"n": 3}
     assert expr["Add"] is None
+    # The same columns are an input table again; so are columns of Soufflé's text.
+    again = compiler.compile_datalog(PROGRAM).session()
+    again.insert("inp", table)
+    again.insert("inp", pa.table({"l": ["nil"], "e": ["$Zero"], "d": ["$Mon"], "s": ['["x", [0, 0]]']}))
+    again.commit()
+    assert again.read("out") == [(None, Branch("Zero"), Branch("Mon"), ("x", (0, 0))), session.read("out")[0]]
 
 
 def test_encoding_and_decoding_columns_round_trip_through_the_record_table():
