@@ -1,9 +1,10 @@
 """The Datalog front end: Soufflé-style text to a checked program.
 
 `parse_datalog` turns text into an AST (compiler.datalog.ast: parser,
-builder, dnf) with Soufflé's components instantiated (components); `check` infers arities and column types (infer, scope),
-checks safety (safety) and stratifies (stratify), giving a CheckedProgram
-(checks); `check_datalog` does both. Lowering to a logical plan starts from a
+builder, dnf) with Soufflé's components instantiated (components); `check` resolves
+the `.type` declarations (types), folds anonymous records (anonymous), infers arities
+and column kinds (infer, scope), checks subset types (subtypes) and safety (safety)
+and stratifies (stratify), giving a CheckedProgram (checks); `check_datalog` does both. Lowering to a logical plan starts from a
 CheckedProgram.
 """
 
