@@ -1,12 +1,16 @@
 """Checking a parsed Datalog program: from Program to CheckedProgram.
 
 A CheckedProgram is a program known to mean something: every relation has an
-arity and a base type per column (declared or inferred), every rule is safe,
-and the rules are split into strata that can be computed in order. Checking
-runs declarations first, then arity and type inference over facts and rules
-in source order (compiler.datalog.infer), then safety per rule
-(compiler.datalog.safety), then stratification (compiler.datalog.stratify).
-It either returns a CheckedProgram or raises a CompileError.
+arity and a kind per column (declared or inferred: a base type, or a record type
+or ADT, compiler.datalog.types), every rule is safe, and the rules are split into
+strata that can be computed in order. Checking runs type and relation
+declarations first, folds anonymous records (compiler.datalog.anonymous), then
+arity and kind inference over facts and rules in source order
+(compiler.datalog.infer), subset types (compiler.datalog.subtypes), safety per
+rule (compiler.datalog.safety), then stratification (compiler.datalog.stratify).
+It either returns a CheckedProgram or raises a CompileError. A relation's `types`
+are its columns' plan types (a record or ADT column is a plan `record`), its
+`kinds` what the values are.
 
 Relations. Declarations are optional for relations that rules or facts
 define: their arity and types are inferred. A relation used in a body must
