@@ -7,11 +7,13 @@ of the records they are equated with, and records compared with records mean
 their fields compared. As Soufflé does (its ResolveAnonymousRecordAliases and
 FoldAnonymousRecords passes), a rule is rewritten, until nothing changes, by:
 
-- aliases: a grounded variable that occurs only as a side of `=` equalities
-  whose other sides are records or such variables is replaced, everywhere in the
-  rule outside aggregates, by the first record it is equated with;
-- folding: `[a1, ..., an] = [b1, ..., bn]` becomes `a1 = b1, ..., an = bn`, and a rule
-  with `[a1, ..., an] != [b1, ..., bn]` becomes n rules, the i-th with `ai != bi`.
+- aliases: a grounded variable that nothing types -- it is no argument of an atom
+  (not even inside a record there), operand of an operator or functor, or part of
+  an aggregate; it occurs only in comparisons, whole or as a field of a record --
+  is replaced, everywhere in the rule, by the first record it is `=` to;
+- folding: `[a1, ..., an] = [b1, ..., bn]` becomes `a1 = b1, ..., an = bn`, a rule
+  with `[a1, ..., an] != [b1, ..., bn]` becomes n rules, the i-th with `ai != bi`, and
+  `_ = [a1, ..., an]` is dropped (it holds).
 
 What is left of records after this has a type from where it stands (compiler.datalog.infer).
 """
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from compiler.datalog.ast import Aggregate, Comparison, Record, Rule, Span, Term, Variable, literal_terms, subterms
+from compiler.datalog.ast import Aggregate, BinaryOp, Comparison, Record, Rule, Span, UnaryOp, Variable, Wildcard, literal_terms, pattern_variables
 from compiler.datalog.scope import grounded, plain_names, rule_scope
 
 
@@ -42,34 +44,33 @@ def fold_anonymous_records(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
 
 def _resolve_aliases(rule: Rule) -> Rule | None:
     """The rule with its record aliases replaced by their records; None if it has none."""
-    equalities = [lit for lit in rule.body if isinstance(lit, Comparison) and lit.op == "="]
-    uses: dict[str, int] = {}  # every occurrence of each name, inside aggregates too
-    terms = [*rule.heads[0].args, *(t for lit in rule.body for t in literal_terms(lit))]
-    while terms:
-        for sub in subterms(terms.pop()):
-            if isinstance(sub, Variable):
-                uses[sub.name] = uses.get(sub.name, 0) + 1
-            elif isinstance(sub, Aggregate):
-                terms += [t for lit in sub.body for t in literal_terms(lit)] + ([sub.target] if sub.target is not None else [])
-    sides: dict[str, list[Term]] = {}  # a name standing as a whole side: the other sides
-    for eq in equalities:
-        for side, other in ((eq.left, eq.right), (eq.right, eq.left)):
-            if isinstance(side, Variable):
-                sides.setdefault(side.name, []).append(other)
-    # A name is an alias when every occurrence is a whole side opposite a record or an alias.
-    aliases = {n for n, others in sides.items() if len(others) == uses[n] and all(isinstance(o, (Record, Variable)) for o in others)}
-    while True:
-        dropped = {n for n in aliases if any(isinstance(o, Variable) and o.name not in aliases for o in sides[n])}
-        if not dropped:
-            break
-        aliases -= dropped
-    scope = rule_scope(rule.heads, rule.body)
+    typed: set[str] = set()  # names something gives a type: an atom, an operator, a functor, an aggregate
+
+    def visit(term, typing: bool) -> None:
+        if isinstance(term, Variable):
+            if typing:
+                typed.add(term.name)
+        elif isinstance(term, Aggregate):
+            for t in ([term.target] if term.target is not None else []) + [t for lit in term.body for t in literal_terms(lit)]:
+                visit(t, True)
+        else:
+            for sub in _children(term):
+                visit(sub, typing or not isinstance(term, Record))
+
+    for lit in rule.body:
+        for term in literal_terms(lit):
+            visit(term, not isinstance(lit, Comparison))
+    for term in rule.heads[0].args:
+        visit(term, True)
     bound = grounded(rule.body, frozenset(), plain_names)
-    records = {}
-    for name in sorted(aliases & bound & scope.own):
-        first = next((o for o in sides[name] if isinstance(o, Record)), None)
-        if first is not None:
-            records[name] = first
+    own = rule_scope(rule.heads, rule.body).own
+    records: dict[str, Record] = {}
+    for lit in rule.body:  # the first record each untyped, grounded name is equated with
+        if isinstance(lit, Comparison) and lit.op == "=":
+            for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
+                if isinstance(side, Variable) and isinstance(other, Record) and side.name in bound & own - typed:
+                    if side.name not in pattern_variables(other):  # `x = [1, x]` has no finite solution to fold into
+                        records.setdefault(side.name, other)
     if not records:
         return None
 
@@ -86,11 +87,22 @@ def _resolve_aliases(rule: Rule) -> Rule | None:
     return dataclasses.replace(rule, heads=replace(rule.heads), body=replace(rule.body))
 
 
+def _children(term) -> tuple:
+    if isinstance(term, BinaryOp):
+        return (term.left, term.right)
+    if isinstance(term, UnaryOp):
+        return (term.operand,)
+    return getattr(term, "args", ())
+
+
 def _fold(rule: Rule) -> list[Rule] | None:
     """The rule with `record = record` folded, or the rules one `record != record` becomes;
     None if it has neither."""
     body, unequal, changed = [], None, False
     for lit in rule.body:
+        if isinstance(lit, Comparison) and lit.op == "=" and {type(lit.left), type(lit.right)} == {Wildcard, Record}:
+            changed = True  # `_ = [a, b]` holds for any record
+            continue
         pair = isinstance(lit, Comparison) and isinstance(lit.left, Record) and isinstance(lit.right, Record)
         if pair and len(lit.left.args) == len(lit.right.args) and lit.op in ("=", "!="):
             if lit.op == "=":

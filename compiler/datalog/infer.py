@@ -60,7 +60,8 @@ BASE_TYPES = PRIMITIVES
 NUMERIC = frozenset({"number", "unsigned", "float"})
 INTEGRAL = frozenset({"number", "unsigned"})
 
-ADDABLE = NUMERIC | {"symbol"}  # what `+` takes: Soufflé overloads it to concatenate symbols
+# What `+`, `<`, min and max take: Soufflé overloads them for symbols (concatenation, order).
+NUMERIC_OR_SYMBOL = NUMERIC | {"symbol"}
 _INTEGRAL_OPS = {"band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor", "bnot", "lnot"}
 _ORDER_OPS = {"<", "<=", ">", ">="}
 # name -> (parameter types, result type); None parameters: any number of symbols (cat), one value of any kind (ord).
@@ -69,7 +70,7 @@ _FUNCTORS = {
     "strlen": (("symbol",), "number"),
     "substr": (("symbol", "number", "number"), "symbol"),
     "to_number": ((NUMERIC | {"symbol"},), "number"),  # parses a symbol, converts a numeric
-    "to_string": ((NUMERIC,), "symbol"),
+    "to_string": ((NUMERIC_OR_SYMBOL,), "symbol"),  # of a symbol: the symbol
     "to_float": ((NUMERIC,), "float"),
     "to_unsigned": ((NUMERIC,), "unsigned"),
     "ord": (None, "number"),  # of any value: its stored form (a symbol's or record's id)
@@ -91,8 +92,8 @@ def show(types: frozenset) -> str:
         return "an integer (number or unsigned)"
     if all(isinstance(t, RecordType) for t in types):
         return "a record"
-    if types == ADDABLE:
-        return "numeric or a symbol"
+    if types == NUMERIC_OR_SYMBOL:
+        return "a number or a symbol"
     names = [t for t in BASE_TYPES if t in types] + sorted(t.name for t in types if is_structured(t))
     return "one of " + ", ".join(names)
 
@@ -255,7 +256,7 @@ class Inference:
             elif isinstance(lit, Comparison):
                 left, right = self.term(lit.left, scope), self.term(lit.right, scope)
                 if lit.op in _ORDER_OPS:
-                    self.restrict(left, NUMERIC, lit.left.span, describe(lit.left), f"an operand of '{lit.op}'", lit.span)
+                    self.restrict(left, NUMERIC_OR_SYMBOL, lit.left.span, describe(lit.left), f"an operand of '{lit.op}'", lit.span)
                 self.unify(right, left, lit.right.span, describe(lit.right), describe(lit.left))
             else:
                 assert isinstance(lit, StringTest)
@@ -297,7 +298,7 @@ class Inference:
         if isinstance(term, String):
             return self.new(frozenset({"symbol"}), term.span)
         if isinstance(term, BinaryOp):
-            need = INTEGRAL if term.op in _INTEGRAL_OPS else ADDABLE if term.op == "+" else NUMERIC
+            need = INTEGRAL if term.op in _INTEGRAL_OPS else NUMERIC_OR_SYMBOL if term.op == "+" else NUMERIC
             left = self._param(term.left, need, scope, f"an operand of '{term.op}'", term.span)
             right = self.term(term.right, scope)
             return self.unify(right, left, term.right.span, describe(term.right), describe(term.left))
@@ -379,7 +380,8 @@ class Inference:
         if term.name == "range" and len(term.args) not in (2, 3):
             raise ArityError.at(f"range takes 2 or 3 arguments, but is given {len(term.args)}", term.span, self.source)
         if term.name in ("min", "max", "range"):
-            first = self._param(term.args[0], NUMERIC, scope, f"argument 1 of {term.name}", term.span)
+            domain = NUMERIC if term.name == "range" else NUMERIC_OR_SYMBOL
+            first = self._param(term.args[0], domain, scope, f"argument 1 of {term.name}", term.span)
             for arg in term.args[1:]:
                 self.unify(self.term(arg, scope), first, arg.span, describe(arg), describe(term.args[0]))
             return first

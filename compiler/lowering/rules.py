@@ -164,6 +164,8 @@ class Body:
             return Call(_UNARY[term.op], (self.expr(term.operand),))
         if isinstance(term, Functor):
             args = tuple(self.expr(a) for a in term.args)
+            if term.name == "to_string" and args[0].type == "symbol":  # Soufflé's to_string of a symbol is itself
+                return args[0]
             return Call(_SOUFFLE_OPS.get(term.name, term.name), args)
         if isinstance(term, AggregateTerm):
             if id(term) not in self.aggregates:

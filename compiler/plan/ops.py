@@ -89,7 +89,7 @@ def result_type(op: str, arg_types: tuple[str, ...]) -> str:
         return first
     if op in ("bnot", "lnot") and n == 1 and first in INTEGRAL:
         return first
-    if op in ("min", "max") and n >= 1 and same and first in NUMERIC:
+    if op in ("min", "max") and n >= 1 and same and first in ORDERED_TYPES:
         return first
     if op in ("=", "!=") and n == 2 and same and first in COLUMN_TYPES:
         return BOOL
@@ -157,6 +157,10 @@ def apply(op: str, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) 
     if op in COMPARISONS and t == SYMBOL and op not in ("=", "!="):
         ranks = string_ranks(np.concatenate([args[0], args[1]]), symbols)
         return _total(op, NUMBER, [ranks[: len(args[0])], ranks[len(args[0]) :]])
+    if op in ("min", "max") and t == SYMBOL:  # by code point order, as `<` compares symbols
+        ids = np.stack(args)
+        ranks = string_ranks(ids.reshape(-1), symbols).reshape(ids.shape)
+        return ids[(np.argmin if op == "min" else np.argmax)(ranks, axis=0), np.arange(ids.shape[1])]
     with np.errstate(all="ignore"):  # integer wrap-around and float inf/nan are the semantics
         if op in ("/", "%", "^"):
             return _guarded_arithmetic(op, t, args[0], args[1])

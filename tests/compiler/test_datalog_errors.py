@@ -183,14 +183,14 @@ ERRORS = [
     (TypeMismatchError, ".decl b(x: number)\nr(x) :- b(x), strlen(x) = 3.", 2, 22,
      "variable 'x' is a number (declared at line 1, column 9), but argument 1 of strlen must be a symbol"
      " (from line 2, column 15)"),
-    (TypeMismatchError, 'a(x) :- b(x), x < "s".\n.input b', 1, 19,
-     "\"s\" is a symbol, but variable 'x' must be numeric (from line 1, column 15)"),
+    (TypeMismatchError, 'a(x) :- b(x), x = 1, x < "s".\n.input b', 1, 26,
+     "\"s\" is a symbol, but variable 'x' is numeric (from line 1, column 19)"),
     (TypeMismatchError, "a(x) :- b(x), x = 1u, x = 1.5.\n.input b", 1, 27,
      "1.5 is a float, but variable 'x' is an unsigned (from line 1, column 19)"),
     (TypeMismatchError, "a(x) :- b(x), y = x band 1.5.\n.input b", 1, 26,
      "1.5 is a float, but variable 'x' must be an integer (number or unsigned) (from line 1, column 19)"),
-    (TypeMismatchError, 'p(x) :- q(x), r(s), s = cat(x, "!"), x > 0.\n.input q, r', 1, 38,
-     "variable 'x' is a symbol (from line 1, column 25), but an operand of '>' must be numeric"),
+    (TypeMismatchError, 'p(x) :- q(x), r(s), s = cat(x, "!"), x > 0.\n.input q, r', 1, 42,
+     "0 is numeric, but variable 'x' must be a symbol (from line 1, column 25)"),
     (TypeMismatchError, ".decl name(n: number, s: symbol)\nbad(s) :- name(s, _).\nbad(n) :- name(_, n).", 3, 19,
      "variable 'n' is a number (declared at line 1, column 12), but argument 2 of 'name' is a symbol"
      " (declared at line 1, column 23)"),

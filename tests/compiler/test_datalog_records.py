@@ -362,7 +362,7 @@ ERRORS = [
      "cannot tell which record type the record [...] is (it could be P, Q): declare the type of the column or variable it stands for"),
     (TypeMismatchError, "r(x) :- x = [1, 2].", 1, 13, "the record [...] has no type: the program declares no record type"),
     (TypeMismatchError, T + ".decl r(p: P)\nq(p) :- r(p), p < [1, \"a\"].", 4, 15,
-     "variable 'p' is a record of type 'P' (declared at line 3, column 9), but an operand of '<' must be numeric"),
+     "variable 'p' is a record of type 'P' (declared at line 3, column 9), but an operand of '<' must be a number or a symbol"),
     (UnsafeVariableError, T + ".decl r(p: P)\nr([x, \"a\"]).", 4, 4, "variable 'x' is not grounded: it only occurs in the head, never in a positive body atom"),
     (UnsafeVariableError, T + ".decl r(p: P)\nr([_, \"a\"]).", 4, 4, "'_' is not allowed in the head"),
     (UnsafeVariableError, T + ".decl r(p: P)\nq(x) :- r(p), p != [x, _].", 4, 24, "'_' is not allowed in a comparison"),
@@ -371,7 +371,7 @@ ERRORS = [
     (ArityError, T + ".decl r(e: E)\nr($A(1, 2)).", 4, 3, "branch '$A' of 'E' has 1 field, but is given 2"),
     (TypeMismatchError, T + ".decl r(e: E)\nr($A(\"s\")).", 4, 6, "\"s\" is a symbol, but field 'x' of $A must be a number (declared at line 2, column 11)"),
     (TypeMismatchError, T + ".decl r(e: E)\nq(x) :- r(x), x < $B.", 4, 15,
-     "variable 'x' is a value of the ADT 'E' (declared at line 3, column 9), but an operand of '<' must be numeric"),
+     "variable 'x' is a value of the ADT 'E' (declared at line 3, column 9), but an operand of '<' must be a number or a symbol"),
     (TypeMismatchError, T + ".decl r(e: E, p: P)\nr(x, x) :- r(x, _).", 4, 6,
      "variable 'x' is a value of the ADT 'E' (declared at line 3, column 9), but argument 2 of 'r' is a record of type 'P' (declared at line 3, column 15)"),
     (TypeMismatchError, T + ".decl r(e: E) max(e)", 3, 15, "max(e) needs a numeric column, but 'e' is a E"),
@@ -402,3 +402,20 @@ def test_type_errors_are_positioned(cls, text, line, column, message):
         compiler.check_datalog(text)
     err = info.value
     assert (err.line, err.column, err.message) == (line, column, message)
+
+
+def test_symbols_are_ordered_and_overloads_take_them_as_souffle_does():
+    text = """
+    .decl s(x: symbol)
+    s("b"). s("a"). s("bb"). s("a0").
+    .decl less(x: symbol, y: symbol)
+    less(x, y) :- s(x), s(y), x < y, y <= "b".
+    .decl bounds(lo: symbol, hi: symbol)
+    bounds(min(x, y, "c"), max(x, y)) :- s(x), s(y), x != y, strlen(x) = 2.
+    .decl same(x: symbol)
+    same(to_string(x)) :- s(x).
+    """
+    r = run(text)
+    assert read(r, "less") == [("a", "a0"), ("a", "b"), ("a0", "b")]
+    assert read(r, "bounds") == [("a", "a0"), ("a", "bb"), ("a0", "b"), ("a0", "bb"), ("b", "bb")]
+    assert read(r, "same") == [("a",), ("a0",), ("b",), ("bb",)]
