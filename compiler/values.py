@@ -2,18 +2,20 @@
 
 The runtime stores a record `[1, "a"]` as the int64 id its record table gives the
 tuple of the fields' stored values (runtime.symbols.RecordTable; a symbol field is
-its symbol id, a record field its record id), and `nil` as 0. An ADT value is
-stored as Soufflé stores it: a value of an *enum* (no branch has fields) is its
-branch's number (branches are numbered in name order, compiler.datalog.types);
-any other is the record of its branch's number and its fields. Which of these a
+its symbol id, a record field its record id), and `nil` as 0. A value of an
+*enum* ADT (no branch has fields) is its branch's number, as in Soufflé (branches
+are numbered in name order, compiler.datalog.types); any other ADT value is the
+record of its branch's number followed by its fields (Soufflé nests the fields in
+a record of their own; ids are not observable but through `ord`). Which of these a
 column holds is its kind (a RecordType or ADTType); this module converts, column
 by column, between the stored ids and:
 
 - Python values: a record is a tuple of its fields' values (nested records nested
   tuples), `nil` is None, and an ADT value is a `Branch`, `Branch("Add", (x, y))`;
 - Soufflé's text, as its fact files hold it: `[1, [2, nil]]`, `$Add($Num(1), $Zero)`,
-  with symbols as they are (in a record, a symbol that holds `,`, `]` or `)` is
-  written in double quotes, and read so);
+  with symbols as they are, except that in a record a symbol that holds `,`, `]` or
+  `)` (or starts with `"` or a blank) is written in double quotes, so that it reads
+  back (Soufflé's writer does not quote, and its reader then stops at the `,`);
 - Arrow: a record is a struct of its fields (nil is null), an enum ADT value its
   branch's name, another ADT value a struct with the `branch` name and, for each
   branch with fields, a struct of them named after it (null but for its own branch).
