@@ -139,7 +139,7 @@ def render(program, session) -> dict[str, list[str]]:
         delimiter = _option(options, "delimiter", "\t").encode().decode("unicode_escape")
         header = [delimiter.join(info.attribute_names)] if _option(options, "headers", "false") == "true" else []
         # A symbol holding a newline is written as it is: the file has a line more.
-        lines = "\n".join(header + [_row(row, info.kinds, delimiter) for row in session.read(name)]).splitlines()
+        lines = [line for text in header + [_row(row, info.kinds, delimiter) for row in session.read(name)] for line in text.split("\n")]
         if io == "stdout":
             stdout += ["---------------", name, "===============", *lines, "==============="]
         elif io == "file":
