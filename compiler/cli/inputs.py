@@ -48,6 +48,21 @@ def columns(program, relation: str):
     return tuple(ColumnSpec(n, KIND[t]) for n, t in zip(info.attribute_names, info.types))
 
 
+def text_columns(program, relation: str, rows: list[tuple]) -> tuple[tuple, list[tuple]]:
+    """The relation's columns and `rows` (with anything after its columns) for writing as a
+    table: records and ADT values as Soufflé's text (string columns)."""
+    specs = columns(program, relation)
+    kinds = getattr(program.relations[relation], "kinds", ())
+    text = [j for j, kind in enumerate(kinds) if not isinstance(kind, str)]
+    if not text:
+        return specs, rows
+    from compiler.values import to_text
+    from runtime.spark import ColumnSpec
+
+    specs = tuple(ColumnSpec(c.name, "str") if j in text else c for j, c in enumerate(specs))
+    return specs, [tuple(to_text(v, kinds[j]) if j in text else v for j, v in enumerate(row)) for row in rows]
+
+
 def input_relation(program, name: str) -> str:
     info = program.relations.get(name)
     if info is None or not info.is_input:

@@ -419,3 +419,13 @@ def test_symbols_are_ordered_and_overloads_take_them_as_souffle_does():
     assert read(r, "less") == [("a", "a0"), ("a", "b"), ("a0", "b")]
     assert read(r, "bounds") == [("a", "a0"), ("a", "bb"), ("a0", "b"), ("a0", "bb"), ("b", "bb")]
     assert read(r, "same") == [("a",), ("a0",), ("b",), ("bb",)]
+
+
+def test_change_tables_written_by_watch_hold_records_as_text():
+    from compiler.cli.inputs import text_columns
+
+    program = compiler.compile_datalog(PROGRAM)
+    row = ((1, None), Branch("Zero"), Branch("Tue"), ("a", (1, 2)))
+    specs, rows = text_columns(program, "out", [row + (5, -1)])
+    assert [(c.name, c.kind) for c in specs] == [("l", "str"), ("e", "str"), ("d", "str"), ("s", "str")]
+    assert rows == [("[1, nil]", "$Zero", "$Tue", "[a, [1, 2]]", 5, -1)]
