@@ -6,15 +6,16 @@ the program says two things have the same type: an argument and its column,
 the two sides of a comparison, the operands of `+`. Each class holds the set
 of kinds (compiler.datalog.types: number, unsigned, float, symbol, or a record
 type or ADT of the program) still possible, narrowed by constants,
-declarations and operators (arithmetic and `<` need numbers, string functors
-need symbols); an empty set is a TypeMismatchError at the term that emptied
-it. Integer literals may be number, unsigned or float, as in Soufflé, and `+`
-adds numbers or concatenates symbols. A class never narrowed to one kind
+declarations and operators (arithmetic needs numbers, string functors symbols);
+an empty set is a TypeMismatchError at the term that emptied it. Integer
+literals may be number, unsigned or float, as in Soufflé, and as Soufflé
+overloads them, `+` adds numbers or concatenates symbols, `<` and the min and
+max functors order numbers or symbols, to_string takes a symbol too. A class never narrowed to one kind
 defaults to number (e.g. a column only ever given `_`).
 
 Records. `$Branch(...)` names its ADT, and so the kinds of its fields. A record
-`[a, b]` or `nil` may be of any record type of its arity: once the record's
-class is narrowed to one record type (by the column it is an argument of, the
+`[a, b]` or `nil` may be of any record type: once the record's class is
+narrowed to one record type (by the column it is an argument of, the
 variable it is equated with, ...), its fields take that type's field kinds.
 This is settled after the clauses are read, repeating until nothing changes;
 a record whose type is still open then is a TypeMismatchError ("which record
