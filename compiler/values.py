@@ -38,6 +38,11 @@ from runtime.symbols import SymbolTable, decode_floats, encode_floats
 from compiler.datalog.types import ADTType, Kind, RecordType, is_structured
 
 
+# The stored fields of the empty record `[]` (a record type with no fields): one 0, since records
+# are packed column by column (runtime.symbols.RecordTable.pack) and no columns have no rows.
+EMPTY_RECORD = (0,)
+
+
 @dataclass(frozen=True)
 class Branch:
     """A value of an algebraic data type: its branch (constructor) and the branch's fields,
@@ -121,6 +126,7 @@ def encode(values: list, kind: Kind, symbols: SymbolTable) -> np.ndarray:
                 raise BadValue(f"{value!r} is not a record of type '{kind.name}' ({kind.arity} fields, or None for nil)")
         if present:
             columns = [_field(values, present, j, k, f"field '{name}' of '{kind.name}'", symbols) for j, (name, k) in enumerate(kind.fields)]
+            columns = columns or [np.full(len(present), v, dtype=np.int64) for v in EMPTY_RECORD]
             out[present] = records.pack(np.stack(columns))
         return out
     by_name = {b.name: b for b in kind.branches}

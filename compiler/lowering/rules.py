@@ -78,8 +78,10 @@ from compiler.plan import (
 from compiler.plan.delta import DeltaJoin
 from compiler.plan.expr import domain
 from compiler.plan.ops import NUMBER, RECORD
+from compiler.values import EMPTY_RECORD
 
 NIL = Const(0, RECORD)
+EMPTY_RECORD_FIELDS = tuple(Const(v, NUMBER) for v in EMPTY_RECORD)  # what `[]` is stored as (compiler.values)
 # Functors whose Soufflé meaning is C++'s (compiler.plan.ops): to_string writes floats with six
 # decimals, substr takes what std::string::substr takes.
 _SOUFFLE_OPS = {"to_string": "to_string_c", "substr": "substr_c"}
@@ -149,7 +151,7 @@ class Body:
         if isinstance(term, Nil):
             return NIL
         if isinstance(term, Record):
-            return Call("pack", tuple(self.expr(a) for a in term.args))
+            return Call("pack", tuple(self.expr(a) for a in term.args) or EMPTY_RECORD_FIELDS)
         if isinstance(term, BranchTerm):
             adt, branch = self.rule.branch(term)
             if adt.enum:

@@ -429,3 +429,21 @@ def test_change_tables_written_by_watch_hold_records_as_text():
     specs, rows = text_columns(program, "out", [row + (5, -1)])
     assert [(c.name, c.kind) for c in specs] == [("l", "str"), ("e", "str"), ("d", "str"), ("s", "str")]
     assert rows == [("[1, nil]", "$Zero", "$Tue", "[a, [1, 2]]", 5, -1)]
+
+
+def test_the_empty_record_is_a_record_and_not_nil():
+    text = """
+    .type Unit = []
+    .decl u(x: Unit)
+    .input u
+    u([]).
+    .decl seen(n: number)
+    seen(1) :- u([]).
+    seen(2) :- u(x), x != [].
+    """
+    r = run(text, {"u": [(None,)]})
+    assert read(r, "u") == [(None,), ((),)]
+    assert read(r, "seen") == [(1,), (2,)]
+    r.remove("u", [(None,)])
+    r.commit()
+    assert read(r, "seen") == [(1,)]
