@@ -28,17 +28,19 @@ from __future__ import annotations
 from compiler.datalog.ast import Decl, Program
 from compiler.datalog.infer import NUMERIC, Inference
 from compiler.datalog.stratify import body_atoms
+from compiler.datalog.types import Kind, is_structured
 from compiler.errors import DeclarationError, SubsumptionError, TypeMismatchError, UnsupportedError
 
 
-def check_qualifier(decl: Decl, types: list[str | None], inference: Inference, source) -> None:
+def check_qualifier(decl: Decl, types: list[Kind | None], inference: Inference, source) -> None:
     q = decl.qualifier
     names = [a.name for a in decl.attributes]
     if q.column not in names:
         raise DeclarationError.at(f"{q.kind}({q.column}): relation '{decl.name}' has no column '{q.column}'", q.span, source)
     declared = types[names.index(q.column)]
     if declared is not None and declared not in NUMERIC:
-        raise TypeMismatchError.at(f"{q.kind}({q.column}) needs a numeric column, but '{q.column}' is a {declared}", q.span, source)
+        shown = declared.name if is_structured(declared) else declared
+        raise TypeMismatchError.at(f"{q.kind}({q.column}) needs a numeric column, but '{q.column}' is a {shown}", q.span, source)
     column = inference.relations[decl.name].columns[names.index(q.column)]
     inference.restrict(column, NUMERIC, q.span, f"column '{q.column}' of '{decl.name}'", f"{q.kind}(...)", q.span, declared=True)
 
