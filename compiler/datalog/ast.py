@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from itertools import count
 from typing import Iterator, Union
 
 from compiler.errors import Source
@@ -235,9 +236,17 @@ class Subsumption:
         return self.dominated.relation
 
     def as_rule(self) -> "Rule":
-        """A headless rule whose body is the two heads and then the body: how inference and
-        safety see the subsumptive rule (the heads ground variables, like body atoms)."""
-        return Rule((), (self.dominated, self.dominating, *self.body), span=self.span)
+        """A headless rule whose body is the two heads and then the body: how inference,
+        safety and the lowering see the subsumptive rule (the heads ground variables, like
+        body atoms). Each `_` of the heads, in a record or ADT value too, is a variable of
+        its own there (`<head i>`): the dominated tuple is read back from its arguments."""
+        names = count()
+
+        def named(node):
+            return Variable(f"<head {next(names)}>", span=node.span) if isinstance(node, Wildcard) else node
+
+        heads = map_nodes((self.dominated, self.dominating), named)
+        return Rule((), (*heads, *self.body), span=self.span)
 
 
 @dataclass(frozen=True)

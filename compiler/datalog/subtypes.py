@@ -105,9 +105,10 @@ class _RuleCheck:
     def run(self) -> None:
         scope = rule_scope(self.rule.heads, self.rule.body)
         self._scope(scope)
-        for i, arg in enumerate(self.rule.heads[0].args):
-            self._fields(arg, scope)
-            self._sink(self.rule.heads[0], i, arg, scope)
+        for head in self.rule.heads:  # none for a subsumptive rule's as_rule(): its heads are sources
+            for i, arg in enumerate(head.args):
+                self._fields(arg, scope)
+                self._sink(head, i, arg, scope)
 
     def _scope(self, scope: Scope) -> None:
         for lit in scope.literals:

@@ -236,13 +236,8 @@ class _Subsumption:
     """A subsumptive rule: the tuples of its relation that another tuple dominates."""
 
     def __init__(self, sub, types, functors):
-        # Name the heads' wildcards: the dominated tuple is read back from its variables.
-        fresh = iter(range(1_000_000))
-        name = lambda arg: Variable(f"_#{next(fresh)}") if isinstance(arg, Wildcard) else arg  # noqa: E731
-        self.dominated_args = tuple(map(name, sub.dominated.args))
-        self.dominating_args = tuple(map(name, sub.dominating.args))
-        heads = (Atom(sub.relation, self.dominated_args), Atom(sub.relation, self.dominating_args))
-        self.rule = _Rule(Rule((), heads + sub.body), types, functors)
+        self.rule = _Rule(sub.as_rule(), types, functors)  # its heads' `_` named: tuples are read back
+        self.dominated_args, self.dominating_args = (atom.args for atom in self.rule.rule.body[:2])
 
     def dominated(self, db) -> set:
         out = set()
