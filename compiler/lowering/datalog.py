@@ -140,7 +140,7 @@ class _Planner:
             return _qualified(candidates, info)
         if info.choice_domains:
             previous = Ref(name, info.types, span=info.span)
-            return choose(Distinct(candidates, span=info.span), info.choice_domains, (), previous, info.span)
+            return choose(Distinct(candidates, span=info.span), info.choice_domains, (), info.kinds, previous, info.span)
         if name in self.subsumptions_of:
 
             def context_for(s, read):
@@ -172,7 +172,7 @@ class _Planner:
             depth = info.arity
             if info.choice_domains:
                 previous = Ref(inner[name], types(name), span=info.span)
-                body = choose(Distinct(candidates, span=info.span), info.choice_domains, (depth,), previous, info.span)
+                body = choose(Distinct(candidates, span=info.span), info.choice_domains, (depth,), info.kinds + (DEPTH,), previous, info.span)
             else:  # each tuple at its least depth
                 body = Aggregate(candidates, tuple(range(depth)), "min", depth, span=info.span)
             bindings.append(Binding(inner[name], body, span=info.span))

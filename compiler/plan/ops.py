@@ -33,6 +33,10 @@ record r as a value of that type (a placeholder 0 where r has no field i: the
 front end filters such rows out first). Having no meaning without a dataflow's
 table, they are never folded into constants (`RECORD_OPS`).
 
+A `ColumnOp` is an op a lowering defines as an object over whole columns, for what
+needs more than plan types say (compiler.lowering.choice orders record values by
+their kind); it is never folded into a constant.
+
 Both the lowering (compiler.lowering.columns) and constant folding
 (compiler.plan.rewrites.fold) evaluate ops through `apply`, so there is one
 definition of what each op means. `match`/`not_match` take Soufflé's regexes
@@ -93,8 +97,22 @@ class PythonFunctor:
         return f"@{self.name}"
 
 
+class ColumnOp:
+    """An op defined over whole natural columns by its object (see the module)."""
+
+    def type_of(self, arg_types: tuple[str, ...]) -> str:
+        """The result type; PlanError if the arguments do not fit."""
+        raise NotImplementedError
+
+    def evaluate(self, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np.ndarray:
+        """The natural array of the result."""
+        raise NotImplementedError
+
+
 def result_type(op, arg_types: tuple[str, ...]) -> str:
     """The type of `op` applied to arguments of `arg_types`; PlanError if they do not fit."""
+    if isinstance(op, ColumnOp):
+        return op.type_of(tuple(arg_types))
     if isinstance(op, PythonFunctor):
         if tuple(arg_types) != op.param_types:
             raise PlanError(f"functor @{op.name} takes ({', '.join(op.param_types)}), not ({', '.join(arg_types)})")
@@ -161,6 +179,8 @@ def apply(op, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np
     """The natural array of `op` over natural arrays; `symbols` interns strings."""
     if isinstance(op, PythonFunctor):
         return _per_distinct(op, arg_types, args, symbols)
+    if isinstance(op, ColumnOp):
+        return op.evaluate(tuple(arg_types), args, symbols)
     if op in ("to_number", "to_unsigned") and arg_types[0] != SYMBOL:
         whole = _float_to_int(args[0], np.trunc) if arg_types[0] == FLOAT else args[0]
         return whole.astype(np.int64 if op == "to_number" else np.uint64)  # wraps, as static_cast

@@ -13,7 +13,8 @@ changes. Semantics (Soufflé's, as deltalog documents them):
   a relation with subsumptive rules keeps the rows no other of them dominates
   (its own atoms in a subsumptive rule read those candidate rows);
 - a stratum with a `choice-domain` relation runs as Soufflé runs it, round by
-  round, each round's new candidates taken one by one in ascending order and kept
+  round, each round's new candidates taken one by one in ascending order (records
+  after nil and field by field, ADT values by branch name, then fields) and kept
   unless a kept tuple has the same key in one of the domains (the order is what
   deltalog fixes where Soufflé takes the order its evaluation happens to produce);
 - negation is "no matching tuple" (`_` matches anything);
@@ -198,12 +199,29 @@ def _closure(pairs: set) -> set:
     return {(a, b) for members in classes.values() for a in members for b in members}
 
 
+def _value_key(value):
+    """The order of the values of one column: Python's, but records (tuples) come after nil
+    (None) and compare field by field, and ADT values (Branch) by branch name, then fields."""
+    if value is None:
+        return (0,)
+    if isinstance(value, tuple):
+        return (1, tuple(_value_key(v) for v in value))
+    if isinstance(value, Branch):
+        return (1, value.name, tuple(_value_key(v) for v in value.args))
+    return (1, value)
+
+
+def row_key(row):
+    """The order of rows: column by column, each in its values' order (`_value_key`)."""
+    return tuple(_value_key(v) for v in row)
+
+
 def _choose_sorted(candidates, domains, taken: dict) -> set:
     """Soufflé's choice as deltalog fixes it: the candidates one by one in ascending
-    order, each kept unless a kept tuple already has its key in some domain. `taken`
-    (domain -> keys, updated) holds the keys kept before."""
+    order (`row_key`), each kept unless a kept tuple already has its key in some domain.
+    `taken` (domain -> keys, updated) holds the keys kept before."""
     kept = set()
-    for row in sorted(candidates):
+    for row in sorted(candidates, key=row_key):
         keys = [(domain, tuple(row[i] for i in domain)) for domain in domains]
         if all(key not in taken.get(domain, ()) for domain, key in keys):
             kept.add(row)

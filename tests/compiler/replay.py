@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 import compiler
-from compiler.values import Branch
-from tests.compiler.naive import evaluate
+from tests.compiler.naive import evaluate, row_key
 
 
 def _close(a, b) -> bool:
@@ -29,22 +28,6 @@ def _close(a, b) -> bool:
         elif x != y:
             return False
     return True
-
-
-def _key(value):
-    """A sort key for values of any one column: records (tuples, None for nil) and ADT
-    values (Branch) have no order of their own in Python."""
-    if value is None:
-        return (0,)
-    if isinstance(value, tuple):
-        return (1, tuple(_key(v) for v in value))
-    if isinstance(value, Branch):
-        return (1, value.name, tuple(_key(v) for v in value.args))
-    return (1, value)
-
-
-def row_key(row):
-    return tuple(_key(v) for v in row)
 
 
 def same_rows(got, want) -> bool:
