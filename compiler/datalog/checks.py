@@ -219,7 +219,7 @@ def _typed(program: Program, decls: dict[str, Decl], types: TypeEnv, functors) -
         if decl.qualifier is not None:
             check_qualifier(decl, kinds, inference, source)
         if decl.eqrel:
-            check_eqrel(decl, inference, source)
+            check_eqrel(decl, types, inference, source)
     clauses = sorted([*program.facts, *rules, *subsumptive], key=lambda c: (c.span.line, c.span.column))
     for clause in clauses:
         if isinstance(clause, Fact):

@@ -222,3 +222,11 @@ def test_python_functors_over_subset_types_and_never_over_records():
         compiler.compile_datalog(TYPES + ".functor swap(p: Pair): Pair\n", functors={"swap": lambda p: p})
     assert (info.value.line, info.value.column) == (5, 15)
     assert info.value.message == "functor 'swap' takes or gives 'Pair', a record or ADT type, whose values a Python callable cannot take or give"
+
+
+def test_an_eqrel_relates_values_of_one_subset_type_not_a_subset_and_its_base():
+    with pytest.raises(TypeMismatchError) as info:
+        compiler.compile_datalog(TYPES + ".decl same(x: Id, y: number) eqrel\n")
+    assert (info.value.line, info.value.column) == (5, 19)
+    assert info.value.message == "attribute 'y' of eqrel relation 'same' is a 'number', but attribute 'x' is a 'Id': an equivalence relates values of one type"
+    compiler.compile_datalog(TYPES + ".type Alias = Id\n.decl same(x: Id, y: Alias) eqrel\n")  # an alias is the type it names
