@@ -113,14 +113,18 @@ def _option(options: dict, key: str, default: str) -> str:
     return _unquoted(str(options.get(key, default)))
 
 
-def _value(value, type_name: str) -> str:
-    if type_name == "float":
-        return format(float(value), ".17g")  # C++ ostream at max_digits10, like Soufflé's writers
-    return str(value)
+def _float(value: float) -> str:
+    return format(value, ".17g")  # C++ ostream at max_digits10, like Soufflé's writers
 
 
-def _row(row: tuple, types, delimiter: str) -> str:
-    return delimiter.join(_value(v, t) for v, t in zip(row, types)) if row else "()"
+def _value(value, kind) -> str:
+    from compiler.values import to_text
+
+    return to_text(value, kind, _float)  # records and ADT values as `[1, nil]`, `$Add($Zero, $Zero)`
+
+
+def _row(row: tuple, kinds, delimiter: str) -> str:
+    return delimiter.join(_value(v, k) for v, k in zip(row, kinds)) if row else "()"
 
 
 def render(program, session) -> dict[str, list[str]]:
@@ -134,7 +138,8 @@ def render(program, session) -> dict[str, list[str]]:
         io = _option(options, "IO", "file")
         delimiter = _option(options, "delimiter", "\t").encode().decode("unicode_escape")
         header = [delimiter.join(info.attribute_names)] if _option(options, "headers", "false") == "true" else []
-        lines = header + [_row(row, info.types, delimiter) for row in session.read(name)]
+        # A symbol holding a newline is written as it is: the file has a line more.
+        lines = [line for text in header + [_row(row, info.kinds, delimiter) for row in session.read(name)] for line in text.split("\n")]
         if io == "stdout":
             stdout += ["---------------", name, "===============", *lines, "==============="]
         elif io == "file":
@@ -190,19 +195,16 @@ def _where(exc: BaseException) -> str | None:
 def _largest_input(program, session, facts_dir: str, loaded: dict[str, int]) -> tuple[str, list[tuple]] | None:
     """The input relation with the most rows in the facts directory, and those rows
     (read as `load_facts` reads them, decoded by the session's symbols)."""
-    from compiler.lowering.columns import runtime_types
-    from compiler.program import facts_file, facts_source
-    from runtime.spark.facts import read_facts
-    from runtime.spark.read import encode_source
+    from compiler.program import facts_file, read_fact_blocks
+    from compiler.values import decode
 
     if not any(loaded.values()):
         return None
     name = max(loaded, key=lambda rel: (loaded[rel], rel))
     info = program.relations[name]
-    source = facts_source(info, str(facts_file(facts_dir, info)))
-    codec, types = session.dataflow.codec, runtime_types(info.types)
-    return name, [row for block, _ in encode_source(read_facts(source), source, session.dataflow.symbols)
-                  for row in codec.decode_rows(block, types)]
+    symbols = session.dataflow.symbols
+    blocks = read_fact_blocks(info, str(facts_file(facts_dir, info)), symbols)
+    return name, [row for block, _ in blocks for row in zip(*(decode(block[j], kind, symbols) for j, kind in enumerate(info.kinds)))]
 
 
 def run_child(run: SuiteRun, verdicts) -> None:

@@ -7,7 +7,8 @@ A checked program becomes a logical plan (`compiler.plan`), is optimized
 (`compiler.lowering`); `compile_datalog` / `compile_file` give a Program whose
 `session()` runs it (`compiler.program`); `compile_sql` does the same for SQL
 (`compiler.sql`). A session's answers are `Result`s: columns, as Arrow tables
-(`.arrow()`, `.df()`), or tuples when asked for (`compiler.results`).
+(`.arrow()`, `.df()`), or tuples when asked for (`compiler.results`); a record
+is a tuple of its fields (nil: None), an ADT value a `Branch` (`compiler.values`).
 """
 
 from compiler.errors import (
@@ -43,6 +44,7 @@ _LAZY = {
     "compile_datalog": "compiler.program",
     "compile_file": "compiler.program",
     "Result": "compiler.results",
+    "Branch": "compiler.values",
     "SQLRuntimeError": "compiler.sql",
     "UnknownColumnError": "compiler.sql",
     "UnsupportedSQLError": "compiler.sql",
@@ -70,6 +72,7 @@ __all__ = [
     "Session",
     "SessionError",
     "Result",
+    "Branch",
     "parse_datalog",
     "check_datalog",
     "CheckedProgram",

@@ -65,10 +65,10 @@ from compiler.lowering.datalog import plan_datalog
 from compiler.plan import Plan, explain
 from compiler.plan.rewrites import optimize as optimize_plan
 from compiler.results import CHANGES, LOG, Layout, Result
+from compiler.values import BadValue, encode, fits, from_arrow
 from runtime.batch import Batch
 from runtime.ledger import CountLedger, NegativeCount
 
-_INT64 = (-(2**63), 2**63 - 1)
 
 
 class SessionError(Exception):
@@ -191,8 +191,6 @@ class Session:
         As with Soufflé's -F, a relation without `.input` is not read, whatever files there are.
         A file that does not fit raises SessionError and inserts nothing of it."""
         from runtime.spark import LoadError
-        from runtime.spark.facts import read_facts
-        from runtime.spark.read import encode_source
 
         loaded = {}
         for name in self.program.required_inputs:
@@ -200,9 +198,8 @@ class Session:
             path = facts_file(directory, info)
             if not path.is_file():
                 continue
-            source = facts_source(info, str(path), delimiter)
             try:
-                blocks = list(encode_source(read_facts(source), source, self.dataflow.symbols))
+                blocks = read_fact_blocks(info, str(path), self.dataflow.symbols, delimiter)
             except LoadError as e:
                 raise SessionError(str(e), name) from None
             for block, _ in blocks:
@@ -236,6 +233,8 @@ class Session:
         self._input(relation)
         info = self.program.relations[relation]
         rows = rows if isinstance(rows, list) else list(rows)
+        if info.types != info.kinds:  # records or ADT values among the columns
+            return self._structured_block(rows, info)
         data = _integer_block(rows, info)
         if data is None:  # the general path: check value by value, then encode
             for row in rows:
@@ -244,6 +243,26 @@ class Session:
             if "unsigned" in info.types:  # stored as the int64 with the same bits
                 rows = [_to_int64(r, info.types) for r in rows]
             data = self._built.dataflow.codec.encode_rows(rows, runtime_types(info.types))
+        return data
+
+    def _structured_block(self, rows: list, info: RelationInfo) -> np.ndarray:
+        """Rows with records or ADT values (compiler.values: tuples, None for nil, Branch)
+        encoded column by column; a SessionError names the first row that does not fit."""
+        name, symbols = info.name, self._built.dataflow.symbols
+        for row in rows:
+            if not isinstance(row, (tuple, list)) or len(row) != info.arity:
+                _check_row(row, info)  # says what is wrong with its shape
+        data = np.empty((info.arity, len(rows)), dtype=np.int64)
+        for j, (kind, column) in enumerate(zip(info.kinds, info.attribute_names)):
+            values = [row[j] for row in rows]
+            try:
+                data[j] = encode(values, kind, symbols)
+            except BadValue:
+                for row in rows:  # the first bad row, for the message
+                    try:
+                        encode([row[j]], kind, symbols)
+                    except BadValue as e:
+                        raise SessionError(f"'{name}': row {tuple(row)!r}: column '{column}': {e}", name) from None
         return data
 
     def _update(self, relation: str, rows, diff: int, time) -> None:
@@ -365,7 +384,7 @@ class Session:
         return layout
 
     def _make_layout(self, info) -> Layout:
-        return Layout.of_relation(info.attribute_names, info.types)
+        return Layout.of_relation(info.attribute_names, info.types, info.kinds)
 
     def _capture(self, relation: str):
         capture = self._built.captures.get(relation)
@@ -416,7 +435,7 @@ def _check_row(row, info: RelationInfo) -> None:
     if len(row) != info.arity:
         raise SessionError(f"'{name}': row {tuple(row)!r} has {len(row)} values, but '{name}' has {info.arity} columns", name)
     for value, t, column in zip(row, info.types, info.attribute_names):
-        if not _fits(value, t):
+        if not fits(value, t):
             integral = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
             too_large = integral and (t == "number" or (t == "unsigned" and value >= 2**64))
             range_note = " (outside its 64-bit range)" if too_large else ""
@@ -427,20 +446,6 @@ def _check_row(row, info: RelationInfo) -> None:
 
 def _to_int64(row: tuple, types) -> tuple:
     return tuple(v - 2**64 if t == "unsigned" and v >= 2**63 else v for v, t in zip(row, types))
-
-
-def _fits(value, t: str) -> bool:
-    if isinstance(value, (bool, np.bool_)):
-        return False
-    if t == "symbol":
-        return isinstance(value, str)
-    if t == "float":
-        return isinstance(value, (int, float, np.integer, np.floating))
-    if not isinstance(value, (int, np.integer)):
-        return False
-    if t == "unsigned":
-        return 0 <= int(value) < 2**64
-    return _INT64[0] <= int(value) <= _INT64[1]
 
 
 def facts_file(directory, info: RelationInfo) -> Path:
@@ -463,6 +468,34 @@ def facts_source(info: RelationInfo, path: str, delimiter: str | None = None):
     )
 
 
+def read_fact_blocks(info: RelationInfo, path: str, symbols, delimiter: str | None = None) -> list:
+    """The fact file `path` of the input `info` as encoded blocks (runtime.spark.read.encode_source),
+    its records and ADT values read from Soufflé's text (compiler.values); LoadError if it does not fit."""
+    from runtime.spark.facts import read_facts
+    from runtime.spark.read import encode_source
+
+    source = facts_source(info, path, delimiter)
+    return list(encode_source(encode_records(read_facts(source), info, symbols, f"'{info.name}': {path}"), source, symbols))
+
+
+def encode_records(table, info: RelationInfo, symbols, where: str):
+    """`table` (a relation's columns in order, then any extras) with each record or ADT column,
+    Soufflé's text or Arrow structs (compiler.values), as the int64 ids the runtime stores;
+    LoadError naming `where` and the column for a value that is neither."""
+    import pyarrow as pa
+
+    from runtime.spark import LoadError
+
+    for j, (kind, column) in enumerate(zip(info.kinds, info.attribute_names)):
+        if info.types[j] == "record":
+            try:
+                ids = from_arrow(table.column(j).combine_chunks(), kind, symbols)
+            except BadValue as e:
+                raise LoadError(f"{where}: column '{column}': {e}") from None
+            table = table.set_column(j, table.column_names[j], pa.array(ids, pa.int64()))
+    return table
+
+
 def facts_options(info, delimiter: str | None = None) -> dict:
     """The TableSource settings (delimiter, header) for reading the input `info` from a
     Soufflé fact file, from its `.input` options (a SQL relation has none: the defaults)."""
@@ -470,4 +503,4 @@ def facts_options(info, delimiter: str | None = None) -> dict:
     return {"delimiter": delimiter or options.get("delimiter", "\t"), "header": options.get("headers") == "true"}
 
 
-__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_file", "facts_options", "facts_source"]
+__all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_file", "facts_options", "facts_source", "read_fact_blocks", "encode_records"]

@@ -8,8 +8,8 @@ SQL) its NULL flag, and the order rows are listed in.
 
 `arrow()` decodes it column by column into a `pyarrow.Table`: numbers without
 a copy, floats from their order-preserving codes, symbols by one gather from
-the symbol table's Arrow array, NULL flags as Arrow nulls; changes add `time`
-and `diff` columns. `df()` is that table in pandas. The Result is also a
+the symbol table's Arrow array, records and ADT values as structs (compiler.values),
+NULL flags as Arrow nulls; changes add `time` and `diff` columns. `df()` is that table in pandas. The Result is also a
 read-only sequence of Python tuples -- rows, `(row, diff)` or
 `(row, time, diff)` -- built from the same decoded columns the first time it
 is indexed, iterated or compared. So a bulk answer never becomes tuples unless
@@ -17,8 +17,8 @@ someone asks for tuples (3.5M tuples cost half a second, the Arrow table a few
 milliseconds), and the two views cannot disagree.
 
 Order: rows by the layout's ORDER BY columns, then by every column ascending
-(numbers and floats by value, strings by code point, NULL flags after
-values); changes in the order of their rows; a change log by time first.
+(numbers and floats by value, strings by code point, records and ADT values
+by `compiler.values.sort_key`, NULL flags after values); changes in the order of their rows; a change log by time first.
 Contents are a set (each row with a positive count, once: Datalog) or, for a
 `bag` layout, each row as often as its count (SQL).
 """
@@ -35,19 +35,23 @@ from runtime.grouping import dense_ids
 from runtime.kernels import radix_lexsort
 from runtime.symbols import SymbolTable, collection_paused, decode_floats
 
+from compiler.values import decode, sort_key, to_arrow, to_text
+
 _SIGN = np.int64(-(2**63))
 _NEGATIVE_ZERO = np.int64(-1)  # the code of -0.0 (runtime.symbols.encode_floats)
 
 
 @dataclass(frozen=True)
 class Column:
-    """An output column: its name, type (number, unsigned, float, symbol or bool), the plan
-    column holding its value and the one holding its NULL flag (None: never NULL)."""
+    """An output column: its name, type (number, unsigned, float, symbol, record or bool), the
+    plan column holding its value and the one holding its NULL flag (None: never NULL); a
+    record column's `kind` is the record type or ADT of its values (compiler.datalog.types)."""
 
     name: str
     type: str
     value: int
     null: int | None = None
+    kind: object = None
 
 
 @dataclass(frozen=True)
@@ -68,18 +72,30 @@ class Layout:
         return sorted({c.value for c in self.columns} | {c.null for c in self.columns if c.null is not None})
 
     @staticmethod
-    def of_relation(names, types) -> "Layout":
-        """A Datalog relation: one plan column per column, no NULLs, a set."""
-        return Layout(tuple(Column(n, t, j) for j, (n, t) in enumerate(zip(names, types))), tuple(types))
+    def of_relation(names, types, kinds=None) -> "Layout":
+        """A Datalog relation: one plan column per column (a record column with its kind), no NULLs, a set."""
+        kinds = kinds or types
+        columns = tuple(Column(n, t, j, kind=k if t == "record" else None) for j, (n, t, k) in enumerate(zip(names, types, kinds)))
+        return Layout(columns, tuple(types))
+
+    @property
+    def kinds(self) -> list:
+        """The kind of each plan column's values: a record column's record type or ADT, else None."""
+        kinds = [None] * len(self.plan_types)
+        for c in self.columns:
+            kinds[c.value] = c.kind
+        return kinds
 
 
-def order_keys(data: np.ndarray, plan_types, symbols: SymbolTable, order=()) -> list[np.ndarray]:
+def order_keys(data: np.ndarray, plan_types, symbols: SymbolTable, order=(), kinds=()) -> list[np.ndarray]:
     """int64 sort keys of the plan rows `data`, most significant first: the `order` columns
     (descending ones bit-inverted, which reverses int64 order exactly; -0.0 counts as 0.0
     there, as in SQL), then every column ascending, so distinct rows never tie. Numbers and
     floats sort on their codes (floats' codes preserve order), unsigned with the sign bit
-    flipped, strings by their rank in code point order among the strings being sorted."""
-    columns = [_column_key(data[j], t, symbols) for j, t in enumerate(plan_types)]
+    flipped, strings by their rank in code point order among the strings being sorted,
+    records and ADT values (of the given `kinds`) by their rank among the values sorted."""
+    kinds = list(kinds) or [None] * len(plan_types)
+    columns = [_column_key(data[j], t, symbols, k) for j, (t, k) in enumerate(zip(plan_types, kinds))]
     keys = []
     for col, descending in order:
         key = columns[col]
@@ -89,7 +105,13 @@ def order_keys(data: np.ndarray, plan_types, symbols: SymbolTable, order=()) -> 
     return keys + columns
 
 
-def _column_key(column: np.ndarray, plan_type: str, symbols: SymbolTable) -> np.ndarray:
+def _column_key(column: np.ndarray, plan_type: str, symbols: SymbolTable, kind=None) -> np.ndarray:
+    if plan_type == "record" and kind is not None:
+        ids, inverse = np.unique(column, return_inverse=True)
+        keys = [sort_key(v, kind) for v in decode(ids, kind, symbols)]
+        rank = np.empty(len(ids), dtype=np.int64)
+        rank[sorted(range(len(ids)), key=keys.__getitem__)] = np.arange(len(ids))
+        return rank[inverse.reshape(-1)]
     if plan_type == "symbol":
         ids, inverse = np.unique(column, return_inverse=True)
         rank = np.empty(len(ids), dtype=np.int64)
@@ -123,13 +145,14 @@ class Result(Sequence):
 
     # ---- columns ----
 
-    def arrow(self, ordered: bool = True):
+    def arrow(self, ordered: bool = True, records_as_text: bool = False):
         """The result as a pyarrow.Table: the relation's columns (plus `time` and `diff` for changes),
-        in the result's order, or with `ordered=False` in no order (saves a sort: for writers)."""
+        in the result's order, or with `ordered=False` in no order (saves a sort: for writers);
+        `records_as_text`: records and ADT values as Soufflé writes them (`[1, nil]`), not structs."""
         import pyarrow as pa
 
         batch = self._in_order() if ordered else self._expanded(self._batch)
-        arrays = [self._arrow_column(batch, c) for c in self.layout.columns]
+        arrays = [self._arrow_column(batch, c, records_as_text) for c in self.layout.columns]
         names = [c.name for c in self.layout.columns]
         if self.shape != ROWS:
             arrays += [pa.array(batch.time[0]), pa.array(batch.diff)]
@@ -148,7 +171,7 @@ class Result(Sequence):
         """The batch in the result's order, a bag's rows repeated by their counts (once)."""
         if self._ordered is None:
             batch, layout = self._batch, self.layout
-            keys = order_keys(batch.data, layout.plan_types, self._symbols, layout.order)
+            keys = order_keys(batch.data, layout.plan_types, self._symbols, layout.order, layout.kinds)
             if self.shape == LOG:
                 keys.insert(0, batch.time[0])
             elif self.shape == CHANGES:
@@ -164,7 +187,7 @@ class Result(Sequence):
             return batch.take(np.repeat(np.arange(len(batch)), batch.diff))
         return batch
 
-    def _arrow_column(self, batch: Batch, column: Column):
+    def _arrow_column(self, batch: Batch, column: Column, records_as_text: bool = False):
         import pyarrow as pa
 
         codes = batch.data[column.value]
@@ -173,6 +196,11 @@ class Result(Sequence):
             nulls = None
         if column.type == "symbol":
             return self._symbols.arrow().take(pa.array(codes, mask=nulls))
+        if column.kind is not None:
+            values = decode(codes, column.kind, self._symbols)
+            if records_as_text:
+                return pa.array([to_text(v, column.kind) for v in values], pa.string())
+            return to_arrow(values, column.kind)
         return pa.array(_natural(codes, column.type), mask=nulls)
 
     # ---- tuples ----
@@ -194,6 +222,8 @@ class Result(Sequence):
         codes = batch.data[column.value]
         if column.type == "symbol":
             values = self._symbols.objects()[codes].tolist()
+        elif column.kind is not None:
+            values = decode(codes, column.kind, self._symbols)
         else:
             values = _natural(codes, column.type).tolist()
         if column.null is not None:

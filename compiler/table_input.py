@@ -15,7 +15,9 @@ Python work per row:
   `SessionError` naming the column and the row;
 - a SQL column that may be NULL takes its NULL flags from Arrow's nulls (the
   value column holds the type's zero, as for rows); a null anywhere else is an
-  error.
+  error;
+- a column of records or ADT values holds them as `Result.arrow` gives them
+  (structs) or as Soufflé's text (compiler.values.from_arrow).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 
 from compiler.results import Layout
 
-_KIND = {"number": "int", "unsigned": "unsigned", "float": "float", "symbol": "str", "bool": "int"}
+_KIND = {"number": "int", "unsigned": "unsigned", "float": "float", "symbol": "str", "bool": "int", "record": "int"}
 
 
 def is_columns(data) -> bool:
@@ -78,10 +80,23 @@ def encode_columns(data, relation: str, layout: Layout, symbols) -> np.ndarray:
                 values = pc.if_else(nulls, pa.scalar(_zero(column.type), values.type), values) if values.null_count else values
             if column.type == "bool" and pa.types.is_boolean(values.type):
                 values = pc.cast(values, pa.int64())
+            if column.kind is not None:
+                block[column.value] = _records(values, column.kind, symbols, what)
+                continue
             block[column.value] = encode_column(values, _KIND[column.type], symbols, what)
     except LoadError as e:
         raise SessionError(str(e), relation) from None
     return block
+
+
+def _records(values, kind, symbols, what: str) -> np.ndarray:
+    from compiler.values import BadValue, from_arrow
+    from runtime.spark.arrow import LoadError
+
+    try:
+        return from_arrow(values.combine_chunks(), kind, symbols)
+    except BadValue as e:
+        raise LoadError(f"{what}: {e}") from None
 
 
 def _zero(column_type: str):

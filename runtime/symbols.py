@@ -6,6 +6,12 @@ order-preserving int64 image of their IEEE bits (so comparisons, min and max wor
 on the stored form); `str` values are interned by a `SymbolTable` to dense int64
 ids (as Soufflé does) and decoded on output. Ids order by first appearance, not
 alphabetically.
+
+Records -- tuples of stored values, Soufflé's records and ADT values, which the
+compiler builds and takes apart (compiler.values) -- are interned the same way, by
+the `RecordTable` each symbol table holds (`SymbolTable.records`, so whatever
+decodes a dataflow's strings can decode its records): equal tuples get one id, so
+records compare by id, and a column of records is an int column like any other.
 """
 
 from __future__ import annotations
@@ -49,10 +55,77 @@ def decode_floats(codes: np.ndarray) -> np.ndarray:
     return (codes ^ ((codes >> 63) & _SIGN)).view(np.float64)
 
 
-class SymbolTable:
-    """Interns strings to int64 ids; one table per dataflow."""
+class RecordTable:
+    """Interns records, tuples of int64 values, to int64 ids, as Soufflé's record table
+    does; one table per dataflow. Id 0 is `nil`, no record. Columns go in and out whole:
+    `pack` interns the rows of an (arity, n) block (a Python step per distinct row, as for
+    strings), `field` gathers one field of many records."""
+
+    NIL = 0
 
     def __init__(self):
+        self._ids: dict[tuple, int] = {}
+        self._start = np.zeros(16, dtype=np.int64)  # per id: where its fields begin in _fields
+        self._arity = np.zeros(16, dtype=np.int64)  # per id: how many fields it has (nil: 0)
+        self._fields = np.zeros(64, dtype=np.int64)  # every record's fields, one after another
+        self._count, self._used = 1, 1  # ids given (nil included); slots of _fields used (slot 0: a spare)
+
+    def __len__(self):
+        return self._count - 1
+
+    def pack(self, columns: np.ndarray) -> np.ndarray:
+        """The ids of the records that are the columns' rows ((arity, n) int64; n ids)."""
+        columns = np.asarray(columns, dtype=np.int64)
+        arity, n = columns.shape
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        if arity == 0:
+            return np.full(n, self._intern([()])[0], dtype=np.int64)
+        uniques, inverse = np.unique(columns, axis=1, return_inverse=True)
+        return self._intern([tuple(row) for row in uniques.T.tolist()])[inverse.reshape(-1)]
+
+    def _intern(self, records: list[tuple]) -> np.ndarray:
+        ids = np.empty(len(records), dtype=np.int64)
+        for i, record in enumerate(records):
+            found = self._ids.get(record)
+            ids[i] = self._append(record) if found is None else found
+        return ids
+
+    def _append(self, record: tuple) -> int:
+        i, width = self._count, len(record)
+        if i == len(self._start):
+            self._start = np.concatenate([self._start, np.zeros_like(self._start)])
+            self._arity = np.concatenate([self._arity, np.zeros_like(self._arity)])
+        while self._used + width > len(self._fields):
+            self._fields = np.concatenate([self._fields, np.zeros_like(self._fields)])
+        self._start[i], self._arity[i] = self._used, width
+        self._fields[self._used : self._used + width] = record
+        self._used += width
+        self._count += 1
+        self._ids[record] = i
+        return i
+
+    def field(self, ids: np.ndarray, index: int) -> np.ndarray:
+        """Field `index` of each record; 0 where a record has no such field (nil, or fewer fields)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        present = self._arity[ids] > index
+        return np.where(present, self._fields[np.where(present, self._start[ids] + index, 0)], 0)
+
+    def arity(self, ids: np.ndarray) -> np.ndarray:
+        """How many fields each record has (nil: 0)."""
+        return self._arity[np.asarray(ids, dtype=np.int64)]
+
+    def record(self, i: int) -> tuple:
+        """The fields of record `i` (nil: no fields)."""
+        start = int(self._start[i])
+        return tuple(self._fields[start : start + int(self._arity[i])].tolist())
+
+
+class SymbolTable:
+    """Interns strings to int64 ids; one table per dataflow. `records` is the dataflow's RecordTable."""
+
+    def __init__(self):
+        self.records = RecordTable()
         self._ids: dict[str, int] = {}
         self._strings: list[str] = []
         self._objects = np.empty(0, dtype=object)  # the strings as an array, for decoding columns

@@ -48,6 +48,21 @@ def columns(program, relation: str):
     return tuple(ColumnSpec(n, KIND[t]) for n, t in zip(info.attribute_names, info.types))
 
 
+def text_columns(program, relation: str, rows: list[tuple]) -> tuple[tuple, list[tuple]]:
+    """The relation's columns and `rows` (with anything after its columns) for writing as a
+    table: records and ADT values as Soufflé's text (string columns)."""
+    specs = columns(program, relation)
+    kinds = getattr(program.relations[relation], "kinds", ())
+    text = [j for j, kind in enumerate(kinds) if not isinstance(kind, str)]
+    if not text:
+        return specs, rows
+    from compiler.values import to_text
+    from runtime.spark import ColumnSpec
+
+    specs = tuple(ColumnSpec(c.name, "str") if j in text else c for j, c in enumerate(specs))
+    return specs, [tuple(to_text(v, kinds[j]) if j in text else v for j, v in enumerate(row)) for row in rows]
+
+
 def input_relation(program, name: str) -> str:
     info = program.relations.get(name)
     if info is None or not info.is_input:
@@ -172,6 +187,7 @@ class Loader:
 
     def feed(self, source, table, time=None, diff=1) -> int:
         """Encode `table` and add it to the session (diff and time columns override the defaults)."""
+        from compiler.program import encode_records
         from runtime.spark import LoadError
         from runtime.spark.read import encode_source
 
@@ -185,6 +201,8 @@ class Loader:
             return n
         bar = _Progress(f"loading {source.relation}", n) if self.progress and not self.on_rows and n >= PROGRESS_ROWS else None
         try:  # every block encoded before any is inserted: a bad value inserts nothing
+            if _has_records(self.session.program, source.relation):
+                table = encode_records(table, self.session.program.relations[source.relation], symbols, f"'{source.relation}': {source.path}")
             blocks = list(encode_source(table, source, symbols, on_rows=self.on_rows or (bar.advance if bar else None)))
         except LoadError as e:
             raise UserError(str(e)) from None
@@ -217,7 +235,7 @@ class Loader:
 
     def load(self, relation: str, path: str, fmt: str | None = None, time=None, diff=1) -> int:
         source = self.source(relation, path, fmt)
-        if self._arrow_local(source) or _local_facts(source) or is_sql(self.session.program):
+        if self._arrow_local(source) or _local_facts(source) or is_sql(self.session.program) or _has_records(self.session.program, relation):
             return self.feed(source, self.read(source), time=time, diff=diff)
         return self._stream(source, time, diff)
 
@@ -291,6 +309,12 @@ class Loader:
         except SessionError as e:
             raise UserError(located(source, e)) from None
         return n
+
+
+def _has_records(program, relation: str) -> bool:
+    """Whether a Datalog relation has record or ADT columns: they are read whole and then
+    encoded by the compiler (compiler.program.encode_records), not streamed."""
+    return "record" in getattr(program.relations[relation], "types", ())
 
 
 def located(source, error: Exception) -> str:

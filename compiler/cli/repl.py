@@ -118,13 +118,13 @@ class Repl:
         self.print(f"committed time {time}: {count} change{'s' if count != 1 else ''}")
         for rel, rows in changes.items():
             for row, diff in rows:
-                self.print(f"{show_row(rel, row)} {diff:+d}")
+                self.print(f"{show_row(rel, row, self._kinds(rel))} {diff:+d}")
 
     def dump(self, verb: str, rest: str) -> None:
         names = [rest] if rest else list(self.program.outputs)
         for rel in names:
             for row in self.session.read(rel):
-                self.print(show_row(rel, row))
+                self.print(show_row(rel, row, self._kinds(rel)))
 
     def load(self, verb: str, rest: str) -> None:
         parts = rest.split(None, 1)
@@ -138,12 +138,22 @@ class Repl:
     def print(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
+    def _kinds(self, rel: str):
+        """A Datalog relation's column kinds (records and ADT values are shown as Soufflé writes them)."""
+        info = self.program.relations.get(rel)
+        return getattr(info, "kinds", None)
 
-def show_row(rel: str, row: tuple) -> str:
-    return f"{rel}({', '.join(_show_value(v) for v in row)})"
+
+def show_row(rel: str, row: tuple, kinds=None) -> str:
+    kinds = kinds or [None] * len(row)
+    return f"{rel}({', '.join(_show_value(v, k) for v, k in zip(row, kinds))})"
 
 
-def _show_value(value) -> str:
+def _show_value(value, kind=None) -> str:
+    if kind is not None and not isinstance(kind, str):  # a record type or ADT
+        from compiler.values import to_text
+
+        return to_text(value, kind)
     if value is None:
         return "NULL"
     if isinstance(value, bool):

@@ -282,12 +282,15 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool, 
             if stages is not None:
                 stages.show(f"writing {name}: {len(result):,} rows")
             if fmt == "table" or souffle_output.printed(program, name):
-                blocks.append(format_text(name, result.arrow()))
+                blocks.append(format_text(name, result.arrow(records_as_text=True)))
                 continue
-            if souffle_output.write_fact_file(program, name, result.arrow(), output_dir):
+            if souffle_output.write_fact_file(program, name, result.arrow(records_as_text=True), output_dir):
                 continue
-            table = result.arrow(ordered=False)  # a file's rows need no order: no sort
-            if not through_spark and is_local(output_dir):
+            # Records and ADT values: structs in Parquet written by Arrow; Soufflé's text in CSV,
+            # JSON lines and what Spark writes (its writer here takes flat columns only).
+            by_arrow = not through_spark and is_local(output_dir)
+            table = result.arrow(ordered=False, records_as_text=not (by_arrow and fmt == "parquet"))  # a file's rows need no order: no sort
+            if by_arrow:
                 write_arrow(table, os.path.join(output_dir, name), fmt)
             else:
                 write_table(spark.get(), table, os.path.join(output_dir, name), fmt, single_file=single_file)

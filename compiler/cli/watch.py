@@ -45,7 +45,7 @@ import threading
 from pathlib import Path
 
 from compiler.cli.common import UserError, load_program, spark_provider
-from compiler.cli.inputs import columns
+from compiler.cli.inputs import text_columns
 from compiler.cli.run import check_output_dir, declared_tables, initial_inputs, open_session
 
 
@@ -167,7 +167,8 @@ class Watcher:
             if not log:  # a batch recomputed after a restart may change other outputs than before
                 shutil.rmtree(path, ignore_errors=True)
                 continue
-            table = arrow_table([row + (t, d) for row, t, d in log], change_columns(columns(self.program, rel)))
+            specs, rows = text_columns(self.program, rel, [row + (t, d) for row, t, d in log])
+            table = arrow_table(rows, change_columns(specs))
             write_table(self.spark.get(), table, path, self.args.format)
 
 

@@ -10,7 +10,8 @@ Rule has a plain conjunctive body, and a source rule written with `;` becomes
 several Rules sharing the span of the source rule.
 
 Terms are what appear as arguments (variables, constants, arithmetic,
-functors, aggregates); literals are what appear in a body (atoms, negated
+functors, aggregates, and Soufflé's records `[a, b]`, `nil` and ADT values
+`$Branch(a, b)`); literals are what appear in a body (atoms, negated
 atoms, comparisons, the string tests `contains`/`match`).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from itertools import count
 from typing import Iterator, Union
 
 from compiler.errors import Source
@@ -128,9 +130,43 @@ class Aggregate:
     span: Span = _span()
 
 
+@dataclass(frozen=True)
+class Record:
+    """A record `[a, b, ...]`: built where its arguments are known (a head, an expression),
+    taken apart where it is matched against a value (a body atom's argument, `x = [a, b]`)."""
+
+    args: tuple["Term", ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class Nil:
+    """`nil`: the record value of every record type that is no record."""
+
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
+class BranchTerm:
+    """An ADT value `$Branch(a, b)` (`$Branch` or `$Branch()` for a branch without fields);
+    like a record, built or matched by where it stands."""
+
+    name: str
+    args: tuple["Term", ...]
+    span: Span = _span()
+
+
 Constant = Union[Number, Unsigned, Float, String]
-Term = Union[Variable, Wildcard, Number, Unsigned, Float, String, BinaryOp, UnaryOp, Functor, Aggregate]
+Term = Union[Variable, Wildcard, Number, Unsigned, Float, String, BinaryOp, UnaryOp, Functor, Aggregate, Record, Nil, BranchTerm]
 CONSTANTS = (Number, Unsigned, Float, String)
+PATTERNS = (Record, BranchTerm)  # terms that bind their variables when matched against a value
+
+
+def is_ground(term: "Term") -> bool:
+    """A constant, `nil`, or a record or ADT value of ground terms: a fact may hold it."""
+    if isinstance(term, PATTERNS):
+        return all(is_ground(a) for a in term.args)
+    return isinstance(term, (*CONSTANTS, Nil))
 
 
 # ---- literals ----------------------------------------------------------------
@@ -177,10 +213,10 @@ Literal = Union[Atom, Negation, Comparison, StringTest]
 
 @dataclass(frozen=True)
 class Fact:
-    """A clause with no body whose arguments are all constants."""
+    """A clause with no body whose arguments are all ground (`is_ground`)."""
 
     relation: str
-    args: tuple[Constant, ...]
+    args: tuple[Term, ...]
     span: Span = _span()
 
 
@@ -200,9 +236,17 @@ class Subsumption:
         return self.dominated.relation
 
     def as_rule(self) -> "Rule":
-        """A headless rule whose body is the two heads and then the body: how inference and
-        safety see the subsumptive rule (the heads ground variables, like body atoms)."""
-        return Rule((), (self.dominated, self.dominating, *self.body), span=self.span)
+        """A headless rule whose body is the two heads and then the body: how inference,
+        safety and the lowering see the subsumptive rule (the heads ground variables, like
+        body atoms). Each `_` of the heads, in a record or ADT value too, is a variable of
+        its own there (`<head i>`): the dominated tuple is read back from its arguments."""
+        names = count()
+
+        def named(node):
+            return Variable(f"<head {next(names)}>", span=node.span) if isinstance(node, Wildcard) else node
+
+        heads = map_nodes((self.dominated, self.dominating), named)
+        return Rule((), (*heads, *self.body), span=self.span)
 
 
 @dataclass(frozen=True)
@@ -266,13 +310,26 @@ class FunctorDecl:
 
 
 @dataclass(frozen=True)
+class Branch:
+    """One branch of an ADT's declaration: `Name {field: type, ...}`."""
+
+    name: str
+    fields: tuple[Attribute, ...]
+    span: Span = _span()
+
+
+@dataclass(frozen=True)
 class TypeDecl:
-    """`.type T = A | B` (kind 'equal', one or more bases) or `.type T <: A` (kind 'subtype')."""
+    """`.type T = A | B` (kind 'equal', one or more bases), `.type T <: A` (kind 'subtype'),
+    `.type T = [x: A, ...]` (kind 'record', its `fields`) or `.type T = A {...} | B {...}`
+    (kind 'adt', its `branches`); compiler.datalog.types gives them meaning."""
 
     name: str
     kind: str
-    bases: tuple[str, ...]
+    bases: tuple[str, ...] = ()
     span: Span = _span()
+    fields: tuple[Attribute, ...] = ()
+    branches: tuple[Branch, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -380,8 +437,18 @@ def subterms(term: Term) -> Iterator[Term]:
             stack += (t.right, t.left)
         elif isinstance(t, UnaryOp):
             stack.append(t.operand)
-        elif isinstance(t, Functor):
+        elif isinstance(t, (Functor, Record, BranchTerm)):
             stack.extend(reversed(t.args))
+
+
+def pattern_variables(term: Term) -> set[str]:
+    """The variables a term binds when it is matched against a known value: a variable
+    itself, and the variables standing as fields (at any depth) of a record or ADT value."""
+    if isinstance(term, Variable):
+        return {term.name}
+    if isinstance(term, PATTERNS):
+        return set().union(*(pattern_variables(a) for a in term.args))
+    return set()
 
 
 def literal_terms(lit: Literal) -> tuple[Term, ...]:

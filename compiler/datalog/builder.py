@@ -16,11 +16,12 @@ from lark import Token, Transformer, v_args
 
 from compiler.datalog import dnf
 from compiler.datalog.ast import (
-    CONSTANTS,
     Aggregate,
     Atom,
     Attribute,
     BinaryOp,
+    Branch,
+    BranchTerm,
     ChoiceDomain,
     Comparison,
     Component,
@@ -32,11 +33,13 @@ from compiler.datalog.ast import (
     Functor,
     FunctorDecl,
     IODirective,
+    Nil,
     Number,
     Override,
     Pragma,
     Program,
     Qualifier,
+    Record,
     Rule,
     Span,
     String,
@@ -47,6 +50,7 @@ from compiler.datalog.ast import (
     Unsigned,
     Variable,
     Wildcard,
+    is_ground,
 )
 from compiler.errors import CompileWarning, DeclarationError, ParseError, Source, UnsupportedError
 
@@ -168,6 +172,16 @@ class Builder(Transformer):
 
     def string(self, meta, children):
         return String(unescape(str(children[0])), span=meta_span(meta))
+
+    def nil(self, meta, children):
+        return Nil(span=meta_span(meta))
+
+    def record(self, meta, children):
+        return Record(tuple(_present(children)), span=meta_span(meta))
+
+    def branch(self, meta, children):
+        name, *args = _present(children)
+        return BranchTerm(str(name), tuple(args), span=meta_span(meta))
 
     def binop(self, meta, children):
         return str(children[0])
@@ -294,7 +308,7 @@ class Builder(Transformer):
             return [Rule(heads, alternative, span=span) for alternative in self._dnf(children[1], span)]
         out = []
         for head in heads:
-            if all(isinstance(a, CONSTANTS) for a in head.args):
+            if all(is_ground(a) for a in head.args):
                 out.append(Fact(head.relation, head.args, span=head.span))
             else:  # not a fact: checks will say which variable is ungrounded
                 out.append(Rule((head,), (), span=span))
@@ -356,6 +370,29 @@ class Builder(Transformer):
     def type_subtype(self, meta, children):
         _, name, base = children
         return TypeDecl(str(name), "subtype", (str(base),), span=meta_span(meta))
+
+    def type_record(self, meta, children):
+        _, name, *fields = _present(children)
+        return TypeDecl(str(name), "record", span=meta_span(meta), fields=self._fields(fields, f"record type '{name}'"))
+
+    def adt_branch(self, meta, children):
+        name, *fields = _present(children)
+        return Branch(str(name), self._fields(fields, f"branch '{name}'"), span=meta_span(meta))
+
+    def type_adt(self, meta, children):
+        _, name, *branches = children
+        return TypeDecl(str(name), "adt", span=meta_span(meta), branches=tuple(branches))
+
+    def _fields(self, fields, owner: str) -> tuple[Attribute, ...]:
+        """The fields of a record type or an ADT branch: each with a type, each name once."""
+        names = set()
+        for field_ in fields:
+            if field_.type_name is None:
+                raise self._error(DeclarationError, f"field '{field_.name}' of {owner} needs a type ('{field_.name}: number')", field_.span)
+            if field_.name in names:
+                raise self._error(DeclarationError, f"{owner} has two fields named '{field_.name}'", field_.span)
+            names.add(field_.name)
+        return tuple(fields)
 
     def type_number(self, meta, children):
         return TypeDecl(str(children[1]), "subtype", ("number",), span=meta_span(meta))

@@ -1,12 +1,16 @@
 """Checking a parsed Datalog program: from Program to CheckedProgram.
 
 A CheckedProgram is a program known to mean something: every relation has an
-arity and a base type per column (declared or inferred), every rule is safe,
-and the rules are split into strata that can be computed in order. Checking
-runs declarations first, then arity and type inference over facts and rules
-in source order (compiler.datalog.infer), then safety per rule
-(compiler.datalog.safety), then stratification (compiler.datalog.stratify).
-It either returns a CheckedProgram or raises a CompileError.
+arity and a kind per column (declared or inferred: a base type, or a record type
+or ADT, compiler.datalog.types), every rule is safe, and the rules are split into
+strata that can be computed in order. Checking runs type and relation
+declarations first, folds anonymous records (compiler.datalog.anonymous), then
+arity and kind inference over facts and rules in source order
+(compiler.datalog.infer), subset types (compiler.datalog.subtypes), safety per
+rule (compiler.datalog.safety), then stratification (compiler.datalog.stratify).
+It either returns a CheckedProgram or raises a CompileError. A relation's `types`
+are its columns' plan types (a record or ADT column is a plan `record`), its
+`kinds` what the values are.
 
 Relations. Declarations are optional for relations that rules or facts
 define: their arity and types are inferred. A relation used in a body must
@@ -38,14 +42,17 @@ import dataclasses
 import difflib
 from dataclasses import dataclass, field
 
-from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term, TypeDecl
+from compiler.datalog.anonymous import fold_anonymous_records
+from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term
 from compiler.datalog.infer import BASE_TYPES, Inference
 from compiler.datalog.inline import inline_relations
 from compiler.datalog.kinds import check_eqrel, check_kinds, check_qualifier, choice_domains
 from compiler.datalog.magic import magic_transform
+from compiler.datalog.types import Kind, TypeEnv, is_structured, plan_type, type_environment
 from compiler.datalog.parser import parse_datalog
 from compiler.datalog.preprocess import preprocess
 from compiler.datalog.safety import check_safety
+from compiler.datalog.subtypes import check_subtypes
 from compiler.datalog.stratify import Stratum, body_atoms, stratify
 from compiler.errors import CompileError, DeclarationError, Source, UnknownRelationError, UnsupportedError
 
@@ -54,7 +61,7 @@ from compiler.errors import CompileError, DeclarationError, Source, UnknownRelat
 class RelationInfo:
     name: str
     arity: int
-    types: tuple[str, ...]  # base types: number, unsigned, float, symbol
+    types: tuple[str, ...]  # plan types: number, unsigned, float, symbol, or record (records and ADT values: compiler.values)
     attribute_names: tuple[str, ...]  # declared names, else x0, x1, ...
     qualifier: Qualifier | None
     is_input: bool
@@ -66,6 +73,11 @@ class RelationInfo:
     eqrel: bool = False  # declared `eqrel`: an equivalence relation (see the module)
     # `choice-domain`: the column indexes of each domain (see the module).
     choice_domains: tuple[tuple[int, ...], ...] = ()
+    kinds: tuple[Kind, ...] = ()  # what each column's values are (compiler.datalog.types): `types`, a record type or an ADT
+
+    def __post_init__(self):
+        if not self.kinds:
+            object.__setattr__(self, "kinds", self.types)
 
 
 @dataclass(frozen=True)
@@ -89,14 +101,14 @@ class CheckedProgram:
     outputs: tuple[str, ...]  # .output and .printsize relations (without either: every derived relation)
     required_inputs: tuple[str, ...]  # the `.input` relations, in directive order: a run needs a table for each
     printsizes: tuple[str, ...]  # whose size the CLI prints, as Soufflé's .printsize
-    # The base type of every term of every rule (keys are the rules above, and each
-    # subsumptive rule's `as_rule()`).
-    term_types: dict[Rule, dict[Term, str]] = field(hash=False, repr=False)
+    # The kind of every term of every rule, subsumptive rule (keys: its `as_rule()`) and fact.
+    term_types: dict[Rule | Fact, dict[Term, Kind]] = field(hash=False, repr=False)
     source: Source | None = field(default=None, compare=False, repr=False)
     pragmas: tuple[Pragma, ...] = field(default=(), compare=False, repr=False)  # builder.IGNORED_PRAGMAS, HONOURED_PRAGMAS
     magic: tuple[str, ...] = ()  # the relations evaluated on demand (compiler.datalog.magic)
     subsumptions: tuple[Subsumption, ...] = ()  # disjunction-free; see the module
     functors: dict[str, UserFunctor] = field(default_factory=dict, hash=False, repr=False)  # by name, without '@'
+    types: TypeEnv = field(default_factory=TypeEnv, compare=False, repr=False)  # the program's .type declarations
 
 
 def check_datalog(text: str, source_name: str = "<string>", include_dirs=(), functors=None) -> CheckedProgram:
@@ -117,29 +129,29 @@ def check(program: Program, functors=None) -> CheckedProgram:
     Inline relations are substituted first (compiler.datalog.inline); a program asking
     for magic sets is checked as written, then transformed (compiler.datalog.magic)."""
     source = program.source
-    type_names = _resolve_type_names(program.types, source)
-    user_functors = _user_functors(program, functors or {}, type_names)
+    types = type_environment(program.types, source)
+    user_functors = _user_functors(program, functors or {}, types)
     if any(d.inline for d in program.decls):
         # Type-check the inline relations' own clauses before they disappear into their uses.
-        _infer(program, _index_decls(program.decls, source), type_names, user_functors)
+        _typed(program, _index_decls(program.decls, source), types, user_functors)
         program = inline_relations(program)
-    checked = _check(program, type_names, user_functors)
+    checked = _check(program, types, user_functors)
     transformed = magic_transform(program, checked)
     if transformed is None:
         return checked
     try:
-        on_demand = _check(transformed, type_names, user_functors)
+        on_demand = _check(transformed, types, user_functors)
     except CompileError:  # e.g. a magic rule closing a cycle through a negation: not used
         return checked
     magic = tuple(sorted({name.split("@")[0] for name in on_demand.relations if "@magic@" in name}))
     return dataclasses.replace(on_demand, magic=magic)
 
 
-def _check(program: Program, type_names, user_functors) -> CheckedProgram:
+def _check(program: Program, types, user_functors) -> CheckedProgram:
     source = program.source
     decls = _index_decls(program.decls, source)
     _check_defined(program, decls, source)
-    inference, rules = _infer(program, decls, type_names, user_functors)
+    inference, rules, term_types = _typed(program, decls, types, user_functors)
 
     for rule in rules:
         check_safety(rule, source)
@@ -153,10 +165,12 @@ def _check(program: Program, type_names, user_functors) -> CheckedProgram:
     relations = {}
     for name, shape in inference.relations.items():
         decl = decls.get(name)
+        kinds = inference.relation_types(name)
         relations[name] = RelationInfo(
             name=name,
             arity=shape.arity,
-            types=inference.relation_types(name),
+            types=tuple(plan_type(k) for k in kinds),
+            kinds=kinds,
             attribute_names=tuple(a.name for a in decl.attributes) if decl else tuple(f"x{i}" for i in range(shape.arity)),
             qualifier=decl.qualifier if decl else None,
             is_input=name not in rule_heads or name in directives["input"],
@@ -173,8 +187,6 @@ def _check(program: Program, type_names, user_functors) -> CheckedProgram:
         outputs = tuple(dict.fromkeys([*directives["output"], *directives["printsize"]]))
     else:
         outputs = tuple(n for n, info in relations.items() if n in defined and not info.is_input)
-    term_types = {rule: inference.term_types(rule) for rule in rules}
-    term_types.update((s.as_rule(), inference.term_types(s.as_rule())) for s in program.subsumptions)
     return CheckedProgram(
         relations=relations,
         facts=program.facts,
@@ -188,30 +200,36 @@ def _check(program: Program, type_names, user_functors) -> CheckedProgram:
         pragmas=program.pragmas,
         subsumptions=program.subsumptions,
         functors=user_functors,
+        types=types,
     )
 
 
-def _infer(program: Program, decls: dict[str, Decl], type_names, functors) -> tuple[Inference, tuple[Rule, ...]]:
-    """Arity and type inference over the declarations and clauses, in source order; the
-    inference and the program's rules with one head each."""
+def _typed(program: Program, decls: dict[str, Decl], types: TypeEnv, functors) -> tuple[Inference, tuple[Rule, ...], dict]:
+    """Arity and kind inference over the declarations and clauses, in source order, then
+    subset types; the inference, the program's rules with one head each (anonymous records
+    folded) and the kinds of each clause's terms (CheckedProgram.term_types)."""
     source = program.source
     # A rule with several heads is several rules with one body: strata may differ per head.
-    rules = tuple(Rule((head,), rule.body, span=rule.span) for rule in program.rules for head in rule.heads)
-    inference = Inference(source, {name: (f.param_types, f.result_type) for name, f in functors.items()})
+    rules = fold_anonymous_records(tuple(Rule((head,), rule.body, span=rule.span) for rule in program.rules for head in rule.heads))
+    subsumptive = tuple(s.as_rule() for s in program.subsumptions)
+    inference = Inference(source, types, {name: (f.param_types, f.result_type) for name, f in functors.items()})
     for decl in decls.values():
-        types = [None if a.type_name is None else _type_of(a.type_name, type_names, a.span, source) for a in decl.attributes]
-        inference.declare(decl.name, types, [a.span for a in decl.attributes], decl.span)
+        kinds = [None if a.type_name is None else _kind_of(a.type_name, types, a.span, source) for a in decl.attributes]
+        inference.declare(decl.name, kinds, [a.span for a in decl.attributes], decl.span)
         if decl.qualifier is not None:
-            check_qualifier(decl, types, inference, source)
+            check_qualifier(decl, kinds, inference, source)
         if decl.eqrel:
-            check_eqrel(decl, inference, source)
-    clauses = sorted([*program.facts, *rules, *(s.as_rule() for s in program.subsumptions)], key=lambda c: (c.span.line, c.span.column))
+            check_eqrel(decl, types, inference, source)
+    clauses = sorted([*program.facts, *rules, *subsumptive], key=lambda c: (c.span.line, c.span.column))
     for clause in clauses:
         if isinstance(clause, Fact):
             inference.fact(clause)
         else:
             inference.rule(clause)
-    return inference, rules
+    inference.settle_records()
+    term_types = {clause: inference.term_types(clause) for clause in clauses}
+    check_subtypes((*rules, *subsumptive), decls, types, term_types, source)
+    return inference, rules, term_types
 
 
 def _check_defined(program: Program, decls: dict[str, Decl], source) -> None:
@@ -232,41 +250,21 @@ def _check_defined(program: Program, decls: dict[str, Decl], source) -> None:
     raise UnknownRelationError.at(message, first.span, source)
 
 
-def _resolve_type_names(type_decls: tuple[TypeDecl, ...], source) -> dict[str, str]:
-    """User type name -> base type; subtypes, aliases and unions of one base type are that base type."""
-    pending: dict[str, TypeDecl] = {}
-    for t in type_decls:
-        if t.name in pending or t.name in BASE_TYPES:
-            raise DeclarationError.at(f"type '{t.name}' is defined twice", t.span, source)
-        pending[t.name] = t
-    for t in type_decls:
-        for base in t.bases:
-            if base not in pending and base not in BASE_TYPES:
-                raise DeclarationError.at(f"unknown type '{base}' in the definition of '{t.name}'", t.span, source)
-    resolved = {b: b for b in BASE_TYPES}
-    while pending:  # a handful of types: repeat until nothing resolves
-        ready = [t for t in pending.values() if all(b in resolved for b in t.bases)]
-        if not ready:
-            t = next(iter(pending.values()))
-            trail = [t.name]
-            while (t := pending[next(b for b in t.bases if b in pending)]).name not in trail:
-                trail.append(t.name)
-            cycle = " -> ".join(trail[trail.index(t.name) :] + [t.name])
-            raise DeclarationError.at(f"type '{t.name}' is defined in terms of itself: {cycle}", t.span, source)
-        for t in ready:
-            bases = {resolved[b] for b in t.bases}
-            if len(bases) > 1:
-                raise DeclarationError.at(f"union type '{t.name}' mixes {' and '.join(sorted(bases))}", t.span, source)
-            resolved[t.name] = bases.pop()
-            del pending[t.name]
-    return resolved
-
-
-def _type_of(name: str, type_names, span, source) -> str:
-    if name not in type_names:
+def _kind_of(name: str, types: TypeEnv, span, source) -> Kind:
+    if name not in types.kinds:
         known = ", ".join(BASE_TYPES)
         raise DeclarationError.at(f"unknown type '{name}' (base types are {known}, or define it with .type)", span, source)
-    return type_names[name]
+    return types.kinds[name]
+
+
+def _functor_kind(functor: str, name: str, types: TypeEnv, span, source) -> Kind:
+    """The kind of a `.functor`'s parameter or result type: a Python callable takes and gives
+    numbers and strings, not the record table's ids."""
+    kind = _kind_of(name, types, span, source)
+    if is_structured(kind):
+        message = f"functor '{functor}' takes or gives '{name}', a record or ADT type, whose values a Python callable cannot take or give"
+        raise UnsupportedError.at(message, span, source)
+    return kind
 
 
 def _index_decls(decls: tuple[Decl, ...], source) -> dict[str, Decl]:
@@ -284,7 +282,7 @@ def _index_decls(decls: tuple[Decl, ...], source) -> dict[str, Decl]:
     return out
 
 
-def _user_functors(program: Program, functors: dict, type_names) -> dict[str, UserFunctor]:
+def _user_functors(program: Program, functors: dict, types: TypeEnv) -> dict[str, UserFunctor]:
     """The program's `.functor` declarations with their Python callables (`functors`)."""
     source = program.source
     declared = {}
@@ -297,8 +295,8 @@ def _user_functors(program: Program, functors: dict, type_names) -> dict[str, Us
             raise UnsupportedError.at(message, decl.span, source)
         if not callable(functors[decl.name]):
             raise TypeError(f"functors['{decl.name}'] is not callable: {functors[decl.name]!r}")
-        params = tuple(_type_of(p.type_name, type_names, p.span, source) for p in decl.params)
-        result = _type_of(decl.result, type_names, decl.span, source)
+        params = tuple(_functor_kind(decl.name, p.type_name, types, p.span, source) for p in decl.params)
+        result = _functor_kind(decl.name, decl.result, types, decl.span, source)
         declared[decl.name] = UserFunctor(decl.name, params, result, functors[decl.name])
     undeclared = sorted(set(functors) - set(declared))
     if undeclared:

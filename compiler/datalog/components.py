@@ -157,13 +157,22 @@ class _Content:
 
 
 def _retyped(node: TypeDecl | Decl, names: dict[str, str]):
-    """A type declaration (its name and bases) or a relation declaration (its column
-    types) with type names replaced as `names` says: a parameter by its argument, a
-    type of an instance by its qualified name."""
+    """A type declaration (its name, bases, record fields and branch fields) or a relation
+    declaration (its column types) with type names replaced as `names` says: a parameter
+    by its argument, a type of an instance by its qualified name."""
+
+    def fields(attributes):
+        return tuple(a if a.type_name is None else dataclasses.replace(a, type_name=names.get(a.type_name, a.type_name)) for a in attributes)
+
     if isinstance(node, TypeDecl):
-        return dataclasses.replace(node, name=names.get(node.name, node.name), bases=tuple(names.get(b, b) for b in node.bases))
-    attributes = [a if a.type_name is None else dataclasses.replace(a, type_name=names.get(a.type_name, a.type_name)) for a in node.attributes]
-    return dataclasses.replace(node, attributes=tuple(attributes))
+        return dataclasses.replace(
+            node,
+            name=names.get(node.name, node.name),
+            bases=tuple(names.get(b, b) for b in node.bases),
+            fields=fields(node.fields),
+            branches=tuple(dataclasses.replace(b, fields=fields(b.fields)) for b in node.branches),
+        )
+    return dataclasses.replace(node, attributes=fields(node.attributes))
 
 
 def _with_relations_renamed(clause: Clause, names: dict[str, str]) -> Clause:

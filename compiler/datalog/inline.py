@@ -5,8 +5,9 @@ An inline relation `.decl p(x: number, y: number) inline` is a macro: every atom
 per clause, so a rule using p becomes as many rules as p has clauses), with the
 clause's variables renamed apart and its head unified with the atom's arguments:
 a head variable stands for the argument written at the use (an `_` there becomes a
-fresh variable), anything else -- a constant, an expression, a repeated variable --
-becomes an equality `argument = head term`. A fact of p is a clause with an empty
+fresh variable), a record or ADT value written out at both unifies field by field,
+anything else -- a constant, an expression, a repeated variable -- becomes an
+equality `argument = head term`. A fact of p is a clause with an empty
 body. `inline_nats` is why this matters: `nat_pair(x, y) :- nat(x), nat(y).` used as
 `nat_pair(x, x)` is `nat(x), nat(x)`, where materialising it would hold 10^8 pairs.
 
@@ -14,8 +15,9 @@ A negated atom `!p(a, b)` becomes the negation of that disjunction: for each cla
 of p, one of its literals (or one of the head equalities) fails -- De Morgan, so the
 rule is multiplied out again (compiler.datalog.dnf). As in Soufflé this needs every
 variable of each clause of p to occur in its head (InlineError "may introduce new
-variables" otherwise: "there is no value such that ..." has no literal form), and no
-`_` among the negated atom's arguments. Inside an aggregate an inline relation must
+variables" otherwise: "there is no value such that ..." has no literal form; so too
+a head's record or ADT value whose fields the negated atom does not write out), and
+no `_` among the negated atom's arguments or their fields. Inside an aggregate an inline relation must
 have one clause (a count or sum over a disjunction is not the sum over its parts),
 and, as in Soufflé, a count, sum or mean then counts the combinations of the tuples
 of its body, not its distinct tuples: an `_` in it can count a value twice.
@@ -41,10 +43,12 @@ from compiler.datalog import dnf
 from compiler.datalog.ast import (
     Aggregate,
     Atom,
+    BranchTerm,
     Comparison,
     Decl,
     Negation,
     Program,
+    Record,
     Rule,
     Subsumption,
     Term,
@@ -181,22 +185,30 @@ class _Inliner:
         with its own inline atoms unfolded."""
         out = []
         for head, body in self.clauses[atom.relation]:
-            renamed = self._renamed((head, body))
-            head, body = renamed
-            if negated:
-                self._check_negatable(atom, head, body)
+            head, body = self._renamed((head, body))
             binding: dict[str, Term] = {}
             equalities = []
             for arg, term in zip(atom.args, head.args):
-                if isinstance(term, Variable) and term.name not in binding:
-                    binding[term.name] = self._variable(arg.span) if isinstance(arg, Wildcard) else arg
-                elif not isinstance(arg, Wildcard):
-                    equalities.append((arg, term))
+                self._unify(arg, term, binding, equalities)
+            if negated:
+                self._check_negatable(atom, head, body, binding)
             body = _substituted(body, binding)
             literals = [Comparison("=", arg, _substituted(term, binding), span=arg.span) for arg, term in equalities]
             for alternative in self.bodies(body, span):
                 out.append(tuple(literals) + alternative)
         return out
+
+    def _unify(self, arg: Term, term: Term, binding: dict[str, Term], equalities: list) -> None:
+        """Unify an argument of the use with the head term of a clause: a head variable
+        stands for the argument, a record or ADT value written out on both sides unifies
+        field by field; anything else is an equality `argument = head term`."""
+        if isinstance(term, Variable) and term.name not in binding:
+            binding[term.name] = self._variable(arg.span) if isinstance(arg, Wildcard) else arg
+        elif _same_shape(arg, term):
+            for a, t in zip(arg.args, term.args):
+                self._unify(a, t, binding, equalities)
+        elif not isinstance(arg, Wildcard):
+            equalities.append((arg, term))
 
     def _renamed(self, clause):
         """The clause with every variable renamed apart from everything else."""
@@ -214,9 +226,10 @@ class _Inliner:
     def _variable(self, span) -> Variable:
         return Variable(f"<inlined__{next(self.fresh)}>", span=span)
 
-    def _check_negatable(self, atom: Atom, head: Atom, body) -> None:
-        if any(isinstance(arg, Wildcard) for arg in atom.args):
-            arg = next(a for a in atom.args if isinstance(a, Wildcard))
+    def _check_negatable(self, atom: Atom, head: Atom, body, binding: dict[str, Term]) -> None:
+        wildcards = [n for n in _nodes(atom.args) if isinstance(n, Wildcard)]  # a field of a record or ADT value too
+        if wildcards:
+            arg = wildcards[0]
             message = f"cannot inline the negated atom '{atom.relation}(...)' with '_' among its arguments: it would mean 'there is no value such that ...'"
             raise InlineError.at(message, arg.span, self.source)
         in_head = {n.name for n in _nodes(head) if isinstance(n, Variable)}
@@ -227,6 +240,19 @@ class _Inliner:
                 f"has variables that are not in its head, which negation cannot express"
             )
             raise InlineError.at(message, atom.span, self.source)
+        if not in_head <= set(binding):
+            message = (
+                f"cannot inline the negated relation '{atom.relation}': the head of its clause at line {head.span.line} "
+                f"takes apart a record or ADT value that the negated atom does not write out, which negation cannot express"
+            )
+            raise InlineError.at(message, atom.span, self.source)
+
+
+def _same_shape(a: Term, b: Term) -> bool:
+    """Two records of as many fields, or two values of one ADT branch."""
+    if isinstance(a, Record) and isinstance(b, Record):
+        return len(a.args) == len(b.args)
+    return isinstance(a, BranchTerm) and isinstance(b, BranchTerm) and (a.name, len(a.args)) == (b.name, len(b.args))
 
 
 def _substituted(node, binding: dict[str, Term]):

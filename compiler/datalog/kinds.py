@@ -8,7 +8,8 @@ is one of the runtime's per-key reduces (compiler.lowering):
   distance per node, as in breadth-first search written as
   `dist(y, d + 1) :- dist(x, d), edge(x, y).` The column must be numeric. The
   relation may be recursive: keeping the minimum is monotone.
-- `eqrel`: a binary relation, both columns of one type, that is the least
+- `eqrel`: a binary relation, both columns of one type (one subset type, not a
+  subset type and its base), that is the least
   equivalence relation containing its tuples (compiler.lowering.eqrel).
 - `choice-domain x, (y, z)`: one tuple per value of each domain's attributes, the
   least candidate, and in a recursion the one of the earliest round
@@ -28,29 +29,36 @@ from __future__ import annotations
 from compiler.datalog.ast import Decl, Program
 from compiler.datalog.infer import NUMERIC, Inference
 from compiler.datalog.stratify import body_atoms
+from compiler.datalog.types import Kind, TypeEnv, is_structured
 from compiler.errors import DeclarationError, SubsumptionError, TypeMismatchError, UnsupportedError
 
 
-def check_qualifier(decl: Decl, types: list[str | None], inference: Inference, source) -> None:
+def check_qualifier(decl: Decl, types: list[Kind | None], inference: Inference, source) -> None:
     q = decl.qualifier
     names = [a.name for a in decl.attributes]
     if q.column not in names:
         raise DeclarationError.at(f"{q.kind}({q.column}): relation '{decl.name}' has no column '{q.column}'", q.span, source)
     declared = types[names.index(q.column)]
     if declared is not None and declared not in NUMERIC:
-        raise TypeMismatchError.at(f"{q.kind}({q.column}) needs a numeric column, but '{q.column}' is a {declared}", q.span, source)
+        shown = declared.name if is_structured(declared) else declared
+        raise TypeMismatchError.at(f"{q.kind}({q.column}) needs a numeric column, but '{q.column}' is a {shown}", q.span, source)
     column = inference.relations[decl.name].columns[names.index(q.column)]
     inference.restrict(column, NUMERIC, q.span, f"column '{q.column}' of '{decl.name}'", f"{q.kind}(...)", q.span, declared=True)
 
 
-def check_eqrel(decl: Decl, inference: Inference, source) -> None:
-    """An equivalence relation is binary, both columns of one type."""
+def check_eqrel(decl: Decl, types: TypeEnv, inference: Inference, source) -> None:
+    """An equivalence relation is binary, both columns of one type: one kind, and where both
+    are declared, types holding the same values (a subset type is not its base, as in Soufflé)."""
     if len(decl.attributes) != 2:
         message = f"eqrel relation '{decl.name}' must have two attributes (an equivalence between values), but has {len(decl.attributes)}"
         raise DeclarationError.at(message, decl.span, source)
     first, second = inference.relations[decl.name].columns
     a, b = decl.attributes
     inference.unify(second, first, b.span, f"attribute '{b.name}' of eqrel relation '{decl.name}'", f"attribute '{a.name}'")
+    if a.type_name is not None and b.type_name is not None and types.down[a.type_name] != types.down[b.type_name]:
+        message = (f"attribute '{b.name}' of eqrel relation '{decl.name}' is a '{b.type_name}', but attribute '{a.name}' "
+                   f"is a '{a.type_name}': an equivalence relates values of one type")  # fmt: skip
+        raise TypeMismatchError.at(message, b.span, source)
 
 
 def choice_domains(decl: Decl, source) -> tuple[tuple[int, ...], ...]:

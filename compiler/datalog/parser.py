@@ -5,7 +5,7 @@ exceptions never escape. A syntax error is reported as a ParseError that says
 what was found and, in words, what the parser could have accepted there
 (groups such as "a term" or "an operator" stand for their many tokens).
 Where the parser stops at Soufflé syntax for a feature deltalog lacks
-(records, ADTs, functors such as `lower`), the error is instead an
+(functors such as `lower`, type casts `as(x, T)`), the error is instead an
 UnsupportedError naming the feature at its first token, which may lie well
 before where parsing stopped.
 """
@@ -54,7 +54,7 @@ _FOUND = {"INT": "number", "FLOAT": "float", "UNSIGNED": "unsigned number", "STR
 _BINARY_OPERATORS = "+ - * / % ^ band bor bxor bshl bshr bshru land lor lxor".split()
 _COMPARISONS = "= != < <= > >=".split()
 _TERM_STARTS = (
-    "an identifier, '_', a number, a float, an unsigned number, a string, '(', '-', 'bnot', 'lnot', "
+    "an identifier, '_', a number, a float, an unsigned number, a string, 'nil', '[', '$', '(', '-', 'bnot', 'lnot', "
     "'cat', 'strlen', 'substr', 'to_number', 'to_string', 'to_float', 'to_unsigned', 'ord', 'range', 'autoinc', "
     "'count', 'sum', 'min', 'max', 'mean', '@'"
 ).split(", ")
@@ -114,12 +114,6 @@ _SOUFFLE_FUNCTORS = {
     "as": "type casts ('as(x, T)') are not supported",
     **{name: f"the functor '{name}' is not supported" for name in ("lower", "upper")},
 }
-# Characters that start a Soufflé construct and nothing in deltalog's grammar.
-_SOUFFLE_CHARACTERS = {
-    "[": "records ('[a, b]' and record types) are not supported",
-    "$": "algebraic data types (ADT constructors '$Name(...)') are not supported",
-}
-_ADT_DECLARATION = re.compile(r"\.type\s+[A-Za-z_?][A-Za-z0-9_?]*\s*=\s*[A-Za-z_?][A-Za-z0-9_?]*\s*$")
 _NOT_CODE = re.compile(r'"(\\.|[^"\\\n])*"|//[^\n]*|/\*(.|\n)*?\*/')
 
 
@@ -144,12 +138,6 @@ def _unsupported_feature(text: str, offset: int) -> tuple[str, int] | None:
         return unsupported_directive_message(directive.group(1).split()[0]), directive.start(1)
     here = code[offset : offset + 1]
     before = code[:offset].rstrip()
-    if here in _SOUFFLE_CHARACTERS:
-        return _SOUFFLE_CHARACTERS[here], offset
-    if here == "{":
-        adt = _ADT_DECLARATION.search(code, 0, len(before))
-        if adt and "\n." not in code[adt.start() : offset]:
-            return "algebraic data types ('.type T = A {...} | B {...}') are not supported", adt.start()
     if here == "(":
         call = re.search(r"([A-Za-z_?][A-Za-z0-9_?]*)\s*$", before)
         if call and call.group(1) in _SOUFFLE_FUNCTORS:

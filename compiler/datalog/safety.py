@@ -20,6 +20,7 @@ from compiler.datalog.ast import (
     Comparison,
     Functor,
     Negation,
+    PATTERNS,
     Rule,
     StringTest,
     Term,
@@ -52,14 +53,16 @@ def check_safety(rule: Rule, source: Source | None) -> None:
 
 def _check_wildcards(rule: Rule, source) -> None:
     def visit(term: Term, where: str | None):
-        for sub in subterms(term):
-            if isinstance(sub, Wildcard) and where is not None:
-                raise UnsafeVariableError.at(f"'_' is not allowed {where}", sub.span, source)
-            if isinstance(sub, Aggregate):
-                if sub.target is not None:
-                    visit(sub.target, "in an aggregate's target")
-                literals(sub.body)
-            where = where or "in an expression"  # a subterm of an argument: not a whole argument
+        """`where` says why `_` may not stand here; None: a whole argument of a body atom (or
+        a field, at any depth, of a record or ADT value that is one), where it may."""
+        if isinstance(term, Wildcard) and where is not None:
+            raise UnsafeVariableError.at(f"'_' is not allowed {where}", term.span, source)
+        if isinstance(term, Aggregate):
+            if term.target is not None:
+                visit(term.target, "in an aggregate's target")
+            literals(term.body)
+        for sub in _children(term):
+            visit(sub, where if isinstance(term, PATTERNS) else where or "in an expression")
 
     def literals(body):
         for lit in body:
@@ -69,7 +72,9 @@ def _check_wildcards(rule: Rule, source) -> None:
             else:
                 kind = "in a comparison" if isinstance(lit, Comparison) else f"in {lit.name}(...)"
                 for arg in literal_terms(lit):
-                    visit(arg, kind)
+                    # `v = [a, _]` takes v apart: a field of the pattern may be `_`, as in Soufflé.
+                    pattern = isinstance(lit, Comparison) and lit.op == "=" and isinstance(arg, PATTERNS)
+                    visit(arg, None if pattern else kind)
 
     for head in rule.heads:
         for arg in head.args:
@@ -121,7 +126,8 @@ def _occurrences(scope: Scope) -> list[tuple[Variable, str | None]]:
             child = scope.child(term)
             found.extend((var, "aggregate") for var in _first_uses(child, child.outer))
         else:
-            inner = "functor" if isinstance(term, Functor) else context
+            # A field of a record or ADT value is where the value is; an operand is in an expression.
+            inner = "functor" if isinstance(term, Functor) else context if isinstance(term, PATTERNS) else context or "expression"
             for sub in _children(term):
                 visit(sub, inner)
 
@@ -130,7 +136,7 @@ def _occurrences(scope: Scope) -> list[tuple[Variable, str | None]]:
     for lit in scope.literals:
         if isinstance(lit, Atom):
             for arg in lit.args:
-                visit(arg, None if isinstance(arg, Variable) else "expression")
+                visit(arg, None)
         else:
             context = {Negation: "negation", Comparison: "comparison", StringTest: "test"}[type(lit)]
             for arg in literal_terms(lit):
@@ -144,7 +150,7 @@ def _children(term: Term) -> tuple[Term, ...]:
         return (term.left, term.right)
     if isinstance(term, UnaryOp):
         return (term.operand,)
-    if isinstance(term, Functor):
+    if isinstance(term, (Functor, *PATTERNS)):
         return term.args
     return ()
 
@@ -158,13 +164,16 @@ def _first_uses(scope: Scope, names) -> list[Variable]:
     return list(first.values())
 
 
-def _needs(term: Term, scope: Scope) -> set[str]:
+def _needs(term: Term, scope: Scope) -> set[str] | None:
+    """The names `term` needs to be computed; None if it cannot be (it holds `_`)."""
     names = set()
     for sub in subterms(term):
         if isinstance(sub, Variable):
             names.add(sub.name)
         elif isinstance(sub, Aggregate):
             names |= scope.child(sub).outer
+        elif isinstance(sub, Wildcard):
+            return None
     return names
 
 

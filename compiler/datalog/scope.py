@@ -31,7 +31,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.datalog.ast import Aggregate, Atom, Comparison, Literal, Negation, Term, Variable, literal_terms, subterms
+from compiler.datalog.ast import (
+    Aggregate,
+    Atom,
+    Comparison,
+    Literal,
+    Negation,
+    Term,
+    Variable,
+    Wildcard,
+    literal_terms,
+    pattern_variables,
+    subterms,
+)
 
 
 @dataclass(eq=False)
@@ -75,31 +87,33 @@ def rule_scope(heads, body) -> Scope:
 
 
 def grounded(literals, given, needs, more=lambda names: set()) -> set[str]:
-    """The names these literals ground, given `given`: the variable arguments of positive
-    atoms, then `x = e` where `needs(e)` (the names e needs, None if e cannot bind) are
-    grounded, and `more(names)` (what becomes grounded once `names` are), to a fixpoint."""
+    """The names these literals ground, given `given`: the variables positive atoms bind
+    (arguments, and fields of record and ADT arguments), then `p = e` where `needs(e)` (the
+    names e needs, None if e cannot bind) are grounded, binding p's variables (p a variable,
+    record or ADT value), and `more(names)` (what becomes grounded once `names` are), to a
+    fixpoint."""
     names = set(given)
     for lit in literals:
         if isinstance(lit, Atom):
-            names.update(a.name for a in lit.args if isinstance(a, Variable))
+            names.update(*(pattern_variables(a) for a in lit.args))
     equalities = [lit for lit in literals if isinstance(lit, Comparison) and lit.op == "="]
     while True:
         before = len(names)
         for eq in equalities:
             for side, other in ((eq.left, eq.right), (eq.right, eq.left)):
                 wanted = needs(other)
-                if isinstance(side, Variable) and wanted is not None and wanted <= names:
-                    names.add(side.name)
+                if wanted is not None and wanted <= names:
+                    names |= pattern_variables(side)
         names |= more(names)
         if len(names) == before:
             return names
 
 
-def _plain_names(term) -> set[str] | None:
-    """The variables of a term without aggregates (None if it has one)."""
+def plain_names(term) -> set[str] | None:
+    """The variables of a term without aggregates (None if it has one, or `_`: it cannot be computed)."""
     names = set()
     for sub in subterms(term):
-        if isinstance(sub, Aggregate):
+        if isinstance(sub, (Aggregate, Wildcard)):
             return None
         if isinstance(sub, Variable):
             names.add(sub.name)
@@ -112,9 +126,9 @@ def _needs_without(aggregate: Aggregate):
     is not asked for)."""
 
     def needs(term):
-        if any(sub is aggregate for sub in subterms(term)):
+        if any(sub is aggregate or isinstance(sub, Wildcard) for sub in subterms(term)):
             return None
-        plain = _plain_names(term)
+        plain = plain_names(term)
         return set() if plain is None else plain
 
     return needs
@@ -141,7 +155,7 @@ def _build(literals, results, aggregate, visible_outside, parent) -> Scope:
         without = grounded(literals, visible_outside, _needs_without(agg))
         results_of_agg = _result_names(literals, agg) - without
         child = _build(agg.body, target, agg, visible - results_of_agg, scope)
-        inside = grounded(agg.body, child.outer & without, _plain_names)
+        inside = grounded(agg.body, child.outer & without, plain_names)
         child.witnesses = frozenset((child.outer & scope.own & inside) - without)
         child.outer -= child.witnesses
         scope.children[id(agg)] = child

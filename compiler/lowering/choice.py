@@ -3,8 +3,9 @@
 `.decl advisor(s: symbol, p: symbol) choice-domain s` keeps, for each student s,
 one of the tuples its rules and facts derive. Soufflé keeps the first one its
 evaluation happens to insert; deltalog keeps the *least* (in the order of the
-values: numbers and floats numerically, symbols in code point order, columns left
-to right), so an answer does not depend on evaluation order, and when the chosen
+values: numbers and floats numerically, symbols in code point order, records and
+ADT values by value -- nil first, then field by field; an ADT's branches in the
+order of their names, then their fields -- columns left to right), so an answer does not depend on evaluation order, and when the chosen
 candidate goes, the next least takes its place -- a reduce per key over the
 candidates (`ChooseLeast`: runtime's reduce with compiler.lowering.places.TopPlaces
 keeping one place).
@@ -43,8 +44,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from compiler.datalog.ast import Atom, BinaryOp, Functor, Number, Rule, Variable
-from compiler.lowering.places import SortKeys, TopPlaces
+from compiler.lowering.places import SortKeys, TopPlaces, ValueBefore
 from compiler.plan import TRUE, Antijoin, Call, Col, Filter, Join, Node, Project, Union, conjoin
+from compiler.plan.ops import RECORD
 from compiler.plan.nodes import _derived, _span, node
 
 DEPTH = "number"  # the type of the depth column
@@ -58,6 +60,7 @@ class ChooseLeast(Node):
     input: Node
     key: tuple[int, ...]
     order: tuple[int, ...]
+    kinds: tuple = ()  # each column's kind (compiler.datalog.types): record columns are ordered by value
     span: object = _span()
     types: tuple[str, ...] = _derived()
     _child_fields = ("input",)
@@ -78,43 +81,47 @@ class ChooseLeast(Node):
         value_types = tuple(self.types[c] for c in rest)
         # Within a group the key columns are equal: order by the other columns.
         order = tuple((rest.index(c), False) for c in self.order if c in rest)
-        reducer = TopPlaces(SortKeys(order, value_types, rows.dataflow.codec.symbols), 0, 1)
+        value_kinds = tuple(self.kinds[c] for c in rest) if self.kinds else ()
+        reducer = TopPlaces(SortKeys(order, value_types, rows.dataflow.codec.symbols, value_kinds), 0, 1)
         chosen = keyed.reduce_columns(reducer, len(self.key), keyed.types[len(self.key) :], "choice", is_set=True)
         return chosen.select(tuple((self.key + rest).index(c) for c in range(self.arity)))
 
 
-def choose(candidates: Node, domains, order: tuple[int, ...], previous: Node | None, span) -> Node:
+def choose(candidates: Node, domains, order: tuple[int, ...], kinds: tuple, previous: Node | None, span) -> Node:
     """The kept tuples of `candidates` (a set): one per key of each domain, the least in
-    the order of the `order` columns then all columns. With several domains `previous`
-    is the kept set of the previous iteration (see the module)."""
+    the order of the `order` columns then all columns (record columns, of `kinds`, by
+    value). With several domains `previous` is the kept set of the previous iteration
+    (see the module)."""
     if len(domains) == 1:
-        return ChooseLeast(candidates, domains[0], order, span=span)
+        return ChooseLeast(candidates, domains[0], order, kinds, span=span)
     # The candidates no kept tuple before them has claimed: per domain, those whose key
     # has no kept tuple, and those at or before the least kept tuple with their key.
     unclaimed = candidates
     for domain in domains:
-        least = ChooseLeast(previous, domain, order, span=span)
+        least = ChooseLeast(previous, domain, order, kinds, span=span)
         keys = tuple((c, c) for c in domain)
         pairs = Join(unclaimed, least, keys, span=span)
-        before = Filter(pairs, _not_after(unclaimed.types, order, unclaimed.arity), span=span)
+        before = Filter(pairs, _not_after(unclaimed.types, kinds, order, unclaimed.arity), span=span)
         claimed_later = Project(before, tuple(Col(i, t) for i, t in enumerate(unclaimed.types)), span=span)
         unclaimed = Union((Antijoin(unclaimed, least, keys, span=span), claimed_later), span=span)
     # Kept: the first unclaimed tuple per key of the first domain, of those the first per
     # key of the second, and so on.
     kept = unclaimed
     for domain in domains:
-        kept = ChooseLeast(kept, domain, order, span=span)
+        kept = ChooseLeast(kept, domain, order, kinds, span=span)
     return kept
 
 
-def _not_after(types, order, width: int):
+def _not_after(types, kinds, order, width: int):
     """Over (row, other row) pairs: the row comes at or before the other in the order
-    of the `order` columns, then all columns (lexicographic <=)."""
+    of the `order` columns, then all columns (lexicographic <=; record columns by value,
+    as ChooseLeast orders them)."""
     columns = list(dict.fromkeys((*order, *range(len(types)))))
     test = TRUE  # a <= b from column k on: (a_k < b_k) or (a_k = b_k and a <= b from k + 1 on)
     for c in reversed(columns):
         a, b = Col(c, types[c]), Col(width + c, types[c])
-        test = Call("or", (Call("<", (a, b)), conjoin([Call("=", (a, b)), test])))
+        before = Call(ValueBefore(kinds[c]) if types[c] == RECORD else "<", (a, b))
+        test = Call("or", (before, conjoin([Call("=", (a, b)), test])))
     return test
 
 

@@ -1,7 +1,7 @@
 """Plan expressions as vectorised functions over the runtime's int64 column blocks.
 
 The runtime stores every value as int64 (compiler.lowering.dataflow maps
-number and unsigned to its "int" columns, float to "float", symbol to
+number, unsigned and record to its "int" columns, float to "float", symbol to
 "str"). A compiled expression takes a block `data` of shape (arity, n) and a
 `layout` saying which row of the block holds each plan column, decodes the
 columns it reads to natural arrays (floats from their order-preserving image,
@@ -20,9 +20,10 @@ from runtime.symbols import decode_floats, encode_floats
 from compiler.plan.expr import Call, Col, Const, Expr
 from compiler.plan.ops import FLOAT, NATURAL_DTYPE, SYMBOL, UNSIGNED, apply
 
-RUNTIME_TYPES = {"number": "int", "unsigned": "int", "float": "float", "symbol": "str"}
-# How a table's column is read for a column of each type (runtime.spark.ColumnSpec kinds).
-COLUMN_KINDS = {"number": "int", "unsigned": "unsigned", "float": "float", "symbol": "str"}
+RUNTIME_TYPES = {"number": "int", "unsigned": "int", "float": "float", "symbol": "str", "record": "int"}
+# How a table's column is read for a column of each type (runtime.spark.ColumnSpec kinds); a
+# record column reaches the reader already encoded as record ids (compiler.values).
+COLUMN_KINDS = {"number": "int", "unsigned": "unsigned", "float": "float", "symbol": "str", "record": "int"}
 
 
 def runtime_types(types) -> tuple[str, ...]:

@@ -5,8 +5,9 @@ neither facts nor rules) is just an input, read as `Distinct(Scan)` because
 the session lets a row be inserted twice (compiler.plan.rewrites drops the
 Distinct where duplicates cannot matter). Every other relation is a binding
 whose body starts from its *candidates*, the union of its sources -- its input
-if it is also an input, its facts as Values, one plan per rule
-(compiler.lowering.rules) -- and keeps the candidates as its kind says:
+if it is also an input, its facts as Values (a fact with records or ADT values,
+which only a dataflow's record table can give ids, as a one-row Project
+computing them), one plan per rule (compiler.lowering.rules) -- and keeps the candidates as its kind says:
 
 - a plain relation, each once (a Distinct);
 - `min(col)`/`max(col)`: the least/greatest `col` per value of its other columns;
@@ -28,7 +29,7 @@ and a binding per relation drops it again. Relations with no rules come first.
 
 from __future__ import annotations
 
-from compiler.datalog.ast import Fact
+from compiler.datalog.ast import CONSTANTS, Atom, Fact
 from compiler.datalog.checks import CheckedProgram, RelationInfo
 from compiler.datalog.scope import rule_scope
 from compiler.lowering.choice import DEPTH, choose, with_depth
@@ -121,7 +122,10 @@ class _Planner:
             scan = Scan(name, info.types, span=info.span)
             parts.append(Project(scan, tuple(Col(i, t) for i, t in enumerate(info.types)) + depth, span=info.span) if depth else scan)
         if name in self.facts_of:
-            parts.append(_values(self.facts_of[name], info, tuple(c.value for c in depth)))
+            plain = [f for f in self.facts_of[name] if not _structured(f)]
+            if plain:
+                parts.append(_values(plain, info, tuple(c.value for c in depth)))
+            parts += [self._structured_fact(f, depth) for f in self.facts_of[name] if _structured(f)]
         for rule in self.rules_of.get(name, ()):
             parts.append(self._rule(rule, relation_node, tagged))
         types = info.types + tuple(c.type for c in depth)
@@ -136,7 +140,7 @@ class _Planner:
             return _qualified(candidates, info)
         if info.choice_domains:
             previous = Ref(name, info.types, span=info.span)
-            return choose(Distinct(candidates, span=info.span), info.choice_domains, (), previous, info.span)
+            return choose(Distinct(candidates, span=info.span), info.choice_domains, (), info.kinds, previous, info.span)
         if name in self.subsumptions_of:
 
             def context_for(s, read):
@@ -168,7 +172,7 @@ class _Planner:
             depth = info.arity
             if info.choice_domains:
                 previous = Ref(inner[name], types(name), span=info.span)
-                body = choose(Distinct(candidates, span=info.span), info.choice_domains, (depth,), previous, info.span)
+                body = choose(Distinct(candidates, span=info.span), info.choice_domains, (depth,), info.kinds + (DEPTH,), previous, info.span)
             else:  # each tuple at its least depth
                 body = Aggregate(candidates, tuple(range(depth)), "min", depth, span=info.span)
             bindings.append(Binding(inner[name], body, span=info.span))
@@ -192,11 +196,22 @@ class _Planner:
             raise PlanError(f"rule for {head.relation} makes {projected.types}, the relation has {expected}")
         return projected
 
+    def _structured_fact(self, fact: Fact, depth: tuple):
+        """A fact with records or ADT values: one row, its values computed (compiler.lowering.rules),
+        then `depth`'s constants."""
+        head = Atom(fact.relation, fact.args, span=fact.span)
+        body = self.context(self.program.term_types[fact], fact.span).body((), rule_scope((head,), ()))
+        return Project(body.node, tuple(body.expr(arg) for arg in fact.args) + depth, span=fact.span)
+
 
 def _values(facts: list[Fact], info: RelationInfo, extra: tuple = ()) -> Values:
     rows = dict.fromkeys(tuple(constant(arg.value, t).value for arg, t in zip(f.args, info.types)) + extra for f in facts)
     types = info.types + tuple(DEPTH for _ in extra)
     return Values(tuple(rows), types, span=facts[0].span)
+
+
+def _structured(fact: Fact) -> bool:
+    return not all(isinstance(a, CONSTANTS) for a in fact.args)
 
 
 def _qualified(body, info: RelationInfo):

@@ -36,14 +36,18 @@ from __future__ import annotations
 
 from compiler.datalog.ast import (
     CONSTANTS,
+    PATTERNS,
     Aggregate as AggregateTerm,
     Atom,
     BinaryOp,
+    BranchTerm,
     Comparison,
     Float,
     Functor,
     Negation,
+    Nil,
     Number,
+    Record,
     String,
     StringTest,
     Term,
@@ -54,7 +58,8 @@ from compiler.datalog.ast import (
     subterms,
 )
 from compiler.datalog.scope import Scope
-from compiler.lowering.eqrel import eqrel_leaf, without_equivalent
+from compiler.datalog.types import ADTType, plan_type
+from compiler.lowering.eqrel import eqrel_leaf, pairs_body, without_equivalent
 from compiler.lowering.ranges import RangeValues, range_values
 from compiler.plan import (
     Aggregate,
@@ -74,6 +79,14 @@ from compiler.plan import (
 )
 from compiler.plan.delta import DeltaJoin
 from compiler.plan.expr import domain
+from compiler.plan.ops import NUMBER, RECORD
+from compiler.values import EMPTY_RECORD
+
+NIL = Const(0, RECORD)
+EMPTY_RECORD_FIELDS = tuple(Const(v, NUMBER) for v in EMPTY_RECORD)  # what `[]` is stored as (compiler.values)
+# Functors whose Soufflé meaning is C++'s (compiler.plan.ops): to_string writes floats with six
+# decimals, substr takes what std::string::substr takes.
+_SOUFFLE_OPS = {"to_string": "to_string_c", "substr": "substr_c"}
 
 _UNARY = {"-": "neg", "bnot": "bnot", "lnot": "lnot"}
 _LITERAL_TYPES = {Number: "number", Unsigned: "unsigned", Float: "float", String: "symbol"}
@@ -137,13 +150,29 @@ class Body:
             return Col(i, self.node.types[i])
         if isinstance(term, CONSTANTS):
             return constant(term.value, self.rule.type_of(term))
+        if isinstance(term, Nil):
+            return NIL
+        if isinstance(term, Record):
+            return Call("pack", tuple(self.expr(a) for a in term.args) or EMPTY_RECORD_FIELDS)
+        if isinstance(term, BranchTerm):
+            adt, branch = self.rule.branch(term)
+            if adt.enum:
+                return Const(branch.index, RECORD)
+            return Call("pack", (Const(branch.index, NUMBER), *(self.expr(a) for a in term.args)))
         if isinstance(term, BinaryOp):
-            return Call(term.op, (self.expr(term.left), self.expr(term.right)))
+            left, right = self.expr(term.left), self.expr(term.right)
+            if term.op == "+" and left.type == "symbol":  # Soufflé's + concatenates symbols
+                return Call("cat", (left, right))
+            return Call(term.op, (left, right))
         if isinstance(term, UnaryOp):
             return Call(_UNARY[term.op], (self.expr(term.operand),))
         if isinstance(term, Functor):
-            op = self.rule.functors[term.name] if term.user_defined else term.name
-            return Call(op, tuple(self.expr(a) for a in term.args))
+            args = tuple(self.expr(a) for a in term.args)
+            if term.user_defined:
+                return Call(self.rule.functors[term.name], args)
+            if term.name == "to_string" and args[0].type == "symbol":  # Soufflé's to_string of a symbol is itself
+                return args[0]
+            return Call(_SOUFFLE_OPS.get(term.name, term.name), args)
         if isinstance(term, AggregateTerm):
             if id(term) not in self.aggregates:
                 self.aggregates[id(term)] = self.rule.join_aggregate(self, term)
@@ -162,9 +191,15 @@ class RuleContext:
         self.term_types = term_types
         self.span = span
 
-    def type_of(self, term: Term) -> str:
+    def type_of(self, term: Term):
+        """The term's kind (compiler.datalog.types): a plan type, or a record type or ADT."""
         t = self.term_types.get(term)
         return t if t is not None else _LITERAL_TYPES[type(term)]
+
+    def branch(self, term: BranchTerm):
+        """The ADT of `$Branch(...)` and the branch."""
+        adt = self.type_of(term)
+        return adt, next(b for b in adt.branches if b.name == term.name)
 
     # ---- bodies ----
 
@@ -184,22 +219,14 @@ class RuleContext:
         if start is not None:
             node, cols = start.node, dict(start.cols)
         for atom in atoms:
-            classes = self.classes(atom.relation)
-            if classes is None:
-                leaf, positions = self.relation_node(atom.relation, atom.span), range(len(atom.args))
-            else:
-                # Where multiplicities count (count, sum, mean), `_` stands for each value.
-                counting = scope.aggregate is not None and scope.aggregate.kind not in ("min", "max")
-                leaf, positions = eqrel_leaf(classes, atom.args, lambda a: isinstance(a, Wildcard) and not counting)
+            leaf, args = self._leaf(atom, scope)
             offset = 0 if node is None else node.arity
             if as_of:
                 leaves.append(leaf)
                 node = leaf if node is None else DeltaJoin(tuple(leaves), tuple(equalities), as_of=True, span=atom.span)
             else:
                 node = leaf if node is None else Join(node, leaf, (), span=atom.span)
-            for arg, i in zip(atom.args, positions):
-                if i is None:
-                    continue
+            for i, arg in args:
                 c = offset + i
                 column = Col(c, leaf.types[i])
                 if isinstance(arg, Variable):
@@ -211,6 +238,8 @@ class RuleContext:
                         cols[arg.name] = c
                 elif isinstance(arg, CONSTANTS):
                     conditions.append(Call("=", (column, constant(arg.value, leaf.types[i]))))
+                elif isinstance(arg, Nil):
+                    conditions.append(Call("=", (column, NIL)))
                 elif not isinstance(arg, Wildcard):
                     pending.append(("argument", column, arg))  # an expression: a filter once it can be computed
         if as_of:
@@ -224,8 +253,30 @@ class RuleContext:
         while pending:
             item = self._next(b, pending)
             pending.remove(item)
-            self._apply(b, item)
+            pending += self._apply(b, item)
         return b
+
+    def _leaf(self, atom: Atom, scope: Scope):
+        """The rows an atom reads, and (column, term) for each argument that needs one. An eqrel
+        relation is read as its classes (compiler.lowering.eqrel); a record or ADT pattern is
+        taken apart there (its fields become columns, matched like arguments), so a variable
+        inside it joins like any other."""
+        classes = self.classes(atom.relation)
+        if classes is None:
+            node, columns = self.relation_node(atom.relation, atom.span), range(len(atom.args))
+        else:
+            # Where multiplicities count (count, sum, mean), `_` stands for each value.
+            counting = scope.aggregate is not None and scope.aggregate.kind not in ("min", "max")
+            node, columns = eqrel_leaf(classes, atom.args, lambda a: isinstance(a, Wildcard) and not counting)
+        placed = [(i, arg) for i, arg in zip(columns, atom.args) if i is not None]
+        args = [(i, arg) for i, arg in placed if not isinstance(arg, PATTERNS)]
+        patterns = [(i, arg) for i, arg in placed if isinstance(arg, PATTERNS)]
+        if not patterns:
+            return node, args
+        view = Body(self, None, node, {})
+        for i, pattern in patterns:
+            args += [(view.extend(value), term) for value, term in self._fields(view, i, pattern)]
+        return view.node, args
 
     def _next(self, b: Body, pending):
         """The first pending item that can be applied, cheapest kind first."""
@@ -242,16 +293,18 @@ class RuleContext:
         has_aggregate = any(isinstance(s, AggregateTerm) for t in terms for s in subterms(t))
         if kind == "literal" and isinstance(lit, Comparison) and lit.op == "=":
             for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
-                if isinstance(side, Variable) and side.name not in b.cols and b.ready(other):
+                if _binds(side, b) and b.ready(other):
                     return 3 if has_aggregate else 2
         if isinstance(lit, Negation):
-            ok = all(isinstance(a, Wildcard) or _existential(a, b) or b.ready(a) for a in lit.atom.args)
+            ok = all(_matchable(a, b) for a in lit.atom.args)
             return (3 if has_aggregate else 1) if ok else 9
         if all(b.ready(t) for t in terms):
             return 3 if has_aggregate else 0
         return 9
 
-    def _apply(self, b: Body, item) -> None:
+    def _apply(self, b: Body, item) -> list:
+        """Apply a pending item to the rows; the items it leaves pending (a pattern's fields
+        that are expressions not computable yet)."""
         kind, column, lit = item
         if kind == "argument":
             b.filter(Call("=", (column, b.expr(lit))), lit.span)
@@ -260,10 +313,13 @@ class RuleContext:
                 for side, other in ((lit.left, lit.right), (lit.right, lit.left)):
                     if isinstance(other, Functor) and other.name == "range":
                         self._range(b, side, other)
-                        return
+                        return []
                     if isinstance(side, Variable) and side.name not in b.cols:
                         b.cols[side.name] = b.extend(b.expr(other))
-                        return
+                        return []
+                    if _binds(side, b) and b.ready(other):
+                        value = b.expr(other)
+                        return self._match(b, value.index if isinstance(value, Col) else b.extend(value), side)
             b.filter(Call(lit.op, (b.expr(lit.left), b.expr(lit.right))), lit.span)
         elif isinstance(lit, StringTest):
             args = tuple(b.expr(a) for a in lit.args)
@@ -276,6 +332,46 @@ class RuleContext:
             self._negation(b, lit)
         else:
             raise PlanError(f"cannot translate literal {lit!r}")
+        return []
+
+    # ---- records and ADT values ----
+
+    def _match(self, b: Body, column: int, pattern) -> list:
+        """Keep the rows whose value in `column` matches the record or ADT `pattern`, binding
+        its unbound variables; the fields left to compare once they can be computed."""
+        later = []
+        for value, leaf in self._fields(b, column, pattern):
+            if isinstance(leaf, Variable) and leaf.name not in b.cols:
+                b.cols[leaf.name] = b.extend(value)
+            elif b.ready(leaf):
+                b.filter(Call("=", (value, b.expr(leaf))), leaf.span)
+            else:
+                later.append(("argument", Col(b.extend(value), value.type), leaf))
+        return later
+
+    def _fields(self, b: Body, column: int, pattern) -> list:
+        """Take the record or ADT value in `column` apart as `pattern` says: keep the rows where
+        it has the pattern's shape; (field expression, field term) for each field that is not a
+        record or ADT pattern itself (those are taken apart in turn) or `_`."""
+        record, kind = Col(column, RECORD), self.type_of(pattern)
+        if isinstance(kind, ADTType):
+            adt, branch = self.branch(pattern)
+            if adt.enum:
+                b.filter(Call("=", (record, Const(branch.index, RECORD))), pattern.span)
+                return []
+            first, fields = 1, branch.fields  # field 0: the branch's number
+            b.filter(Call("=", (Call("field_number", (record, Const(0, NUMBER))), Const(branch.index, NUMBER))), pattern.span)
+        else:
+            first, fields = 0, kind.fields
+            b.filter(Call("!=", (record, NIL)), pattern.span)
+        out = []
+        for j, (arg, (_, field_kind)) in enumerate(zip(pattern.args, fields)):
+            value = Call(f"field_{plan_type(field_kind)}", (record, Const(first + j, NUMBER)))
+            if isinstance(arg, PATTERNS):
+                out += self._fields(b, b.extend(value), arg)
+            elif not isinstance(arg, Wildcard):
+                out.append((value, arg))
+        return out
 
     def _range(self, b: Body, var: Variable, term: Functor) -> None:
         """Bind `var` to each value of the range (or keep the rows whose `var` is one):
@@ -298,14 +394,21 @@ class RuleContext:
     def _negation(self, b: Body, lit: Negation) -> None:
         atom = lit.atom
         classes = self.classes(atom.relation)
-        if classes is not None:
+        partial = any(isinstance(arg, PATTERNS) and not b.ready(arg) for arg in atom.args)
+        if classes is not None and not partial:
             a, c = (None if isinstance(arg, Wildcard) or _existential(arg, b) else self._column(b, arg) for arg in atom.args)
             b.node = without_equivalent(b.node, a, c, classes, lit.span)
             return
-        right = self.relation_node(atom.relation, atom.span)
+        # An eqrel relation's pairs are only needed for a pattern matched field by field.
+        right = self.relation_node(atom.relation, atom.span) if classes is None else pairs_body(classes, atom.span)
         keys, conditions = [], []
         existential: dict[str, int] = {}  # name -> its first column in the negated relation
+        matched = Body(self, b.scope, right, {})  # the negated relation, its patterns taken apart
         for i, arg in enumerate(atom.args):
+            if isinstance(arg, PATTERNS) and not b.ready(arg):  # a pattern with `_`: matched field by field
+                for value, leaf in self._fields(matched, i, arg):
+                    keys.append((self._column(b, leaf), matched.extend(value)))
+                continue
             if isinstance(arg, Wildcard):
                 continue
             if _existential(arg, b):
@@ -318,6 +421,7 @@ class RuleContext:
                 conditions.append(Call("=", (Col(i, right.types[i]), constant(arg.value, right.types[i]))))
             else:
                 keys.append((self._column(b, arg), i))
+        right = matched.node
         if conditions:
             right = Filter(right, conjoin(conditions), span=atom.span)
         b.node = Antijoin(b.node, right, tuple(keys), span=lit.span)
@@ -374,6 +478,20 @@ class RuleContext:
             joined = Union((joined, filled), span=agg.span)
         b.node = joined
         return outer.arity + k
+
+
+def _binds(term: Term, b: Body) -> bool:
+    """Whether matching `term` against a value binds a variable: an unbound variable, or a
+    record or ADT pattern with one."""
+    return (isinstance(term, Variable) and term.name not in b.cols) or (isinstance(term, PATTERNS) and not b.ready(term))
+
+
+def _matchable(term: Term, b: Body) -> bool:
+    """Whether a negated atom's argument can be matched now: `_`, an existential variable, a
+    computable term, or a record or ADT pattern of such terms."""
+    if isinstance(term, PATTERNS):
+        return all(_matchable(a, b) for a in term.args)
+    return isinstance(term, Wildcard) or _existential(term, b) or b.ready(term)
 
 
 def _existential(term: Term, b: Body) -> bool:

@@ -17,9 +17,6 @@ cost per pair.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from compiler.datalog.ast import Atom, Rule, Variable, Wildcard
 from compiler.datalog.scope import rule_scope
 from compiler.plan import Antijoin, Call, Node, Project, Union
 
@@ -34,15 +31,8 @@ def undominated(candidates: Node, subsumptions, context_for, span) -> Node:
 
 
 def _dominated(candidates: Node, s, context_for) -> Node:
-    # Name the heads' wildcards: the dominated tuple is all of its columns.
-    names = iter(range(len(s.dominated.args) + len(s.dominating.args)))
-
-    def named(atom: Atom) -> Atom:
-        args = tuple(Variable(f"<head {next(names)}>", span=a.span) if isinstance(a, Wildcard) else a for a in atom.args)
-        return replace(atom, args=args)
-
-    mine, theirs = named(s.dominated), named(s.dominating)
-    rule = Rule((), (mine, theirs, *s.body), span=s.span)
+    rule = s.as_rule()  # its heads' wildcards named: the dominated tuple is all of its columns
+    mine, theirs = rule.body[:2]
     body = context_for(s, candidates).body(rule.body, rule_scope((), rule.body))
     dominated = [body.guard(body.expr(a)) for a in mine.args]
     dominating = [body.guard(body.expr(a)) for a in theirs.args]

@@ -19,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from compiler.plan.errors import PlanError
-from compiler.plan.ops import BOOL, COLUMN_TYPES, FLOAT, INTEGRAL, NUMBER, SYMBOL, UNSIGNED, result_type
+from compiler.plan.ops import BOOL, COLUMN_TYPES, FLOAT, INTEGRAL, NUMBER, RECORD, SYMBOL, UNSIGNED, result_type
 
-_PYTHON_TYPES = {"number": int, UNSIGNED: int, FLOAT: float, SYMBOL: str, BOOL: bool}
+# A record constant is an id the dataflow's record table gives every dataflow alike: nil (0),
+# or an enum ADT's branch number (compiler.values).
+_PYTHON_TYPES = {"number": int, UNSIGNED: int, FLOAT: float, SYMBOL: str, RECORD: int, BOOL: bool}
 
 
 @dataclass(frozen=True)

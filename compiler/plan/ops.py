@@ -24,6 +24,19 @@ Spark do), not the ids, which number strings in order of arrival: the
 distinct ids of a batch are decoded and ranked once (`string_ranks`), then
 compared as numbers.
 
+Records (Soufflé's records and ADT values, compiler.values) are `record`
+columns: int64 ids of the dataflow's record table (runtime.symbols.RecordTable,
+reached as `symbols.records`), compared by id, which is comparing them
+field by field since equal records share an id. `pack(a, b, ...)` interns the
+record of its arguments' stored values; `field_<type>(r, i)` is field i of
+record r as a value of that type (a placeholder 0 where r has no field i: the
+front end filters such rows out first). Having no meaning without a dataflow's
+table, they are never folded into constants (`RECORD_OPS`).
+
+A `ColumnOp` is an op a lowering defines as an object over whole columns, for what
+needs more than plan types say (compiler.lowering.choice orders record values by
+their kind); it is never folded into a constant.
+
 Both the lowering (compiler.lowering.columns) and constant folding
 (compiler.plan.rewrites.fold) evaluate ops through `apply`, so there is one
 definition of what each op means. `match`/`not_match` take Soufflé's regexes
@@ -37,23 +50,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runtime.symbols import decode_floats, encode_floats
+
 from compiler.plan.errors import PlanError
 from compiler.plan.regex import regex_match
 
-NUMBER, UNSIGNED, FLOAT, SYMBOL, BOOL = "number", "unsigned", "float", "symbol", "bool"
-COLUMN_TYPES = (NUMBER, UNSIGNED, FLOAT, SYMBOL)  # types a relation column may have
+NUMBER, UNSIGNED, FLOAT, SYMBOL, RECORD, BOOL = "number", "unsigned", "float", "symbol", "record", "bool"
+COLUMN_TYPES = (NUMBER, UNSIGNED, FLOAT, SYMBOL, RECORD)  # types a relation column may have
+ORDERED_TYPES = (NUMBER, UNSIGNED, FLOAT, SYMBOL)  # what `<` compares (records only compare equal or not)
 NUMERIC = (NUMBER, UNSIGNED, FLOAT)
 INTEGRAL = (NUMBER, UNSIGNED)
-NATURAL_DTYPE = {NUMBER: np.int64, UNSIGNED: np.uint64, FLOAT: np.float64, SYMBOL: np.int64, BOOL: np.bool_}
+NATURAL_DTYPE = {NUMBER: np.int64, UNSIGNED: np.uint64, FLOAT: np.float64, SYMBOL: np.int64, RECORD: np.int64, BOOL: np.bool_}
+FIELD_OPS = {f"field_{t}": t for t in COLUMN_TYPES}  # field_<type>(record, index): a field as a value of <type>
+RECORD_OPS = frozenset({"pack", *FIELD_OPS})
 
 ARITHMETIC = ("+", "-", "*", "/", "%", "^")
 BITWISE = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
-STRING_OPS = ("cat", "strlen", "substr", "to_number", "to_string", "contains", "match", "not_match", "is_number", "lower", "upper")
+STRING_OPS = ("cat", "strlen", "substr", "substr_c", "to_number", "to_string", "to_string_c", "contains", "match", "not_match", "is_number", "lower", "upper")
 # Soufflé's numeric conversions: "to_float" (any numeric as a float), "to_unsigned" (a number's
 # bits, a float truncated), "to_number" of a numeric (an unsigned's bits, a float truncated; of a
 # symbol it parses), as C++'s static_cast (a float out of range, or nan, gives 0); "ord" (a
 # symbol's interned id -- Soufflé's symbol table index -- or a number's own bits).
+# "to_string" writes a number as SQL does (a float's shortest exact text), "to_string_c" as
+# Soufflé's to_string does (C++'s std::to_string: a float with six decimals). "substr_c" is
+# Soufflé's substr, C++'s std::string::substr: a start outside the string gives "" (Soufflé
+# warns), a negative length (a huge size_t) the rest of the string; "substr" is partial (above).
 # Everything else: "neg", "bnot", "lnot" (unary), "min", "max" (variadic), "and", "or", "not",
 # and for SQL: "if" (condition, then, else), "to_float" (a number as a float), "to_int" (a float
 # rounded half to even, as DuckDB casts a double; 0 if it does not fit).
@@ -75,8 +97,22 @@ class PythonFunctor:
         return f"@{self.name}"
 
 
+class ColumnOp:
+    """An op defined over whole natural columns by its object (see the module)."""
+
+    def type_of(self, arg_types: tuple[str, ...]) -> str:
+        """The result type; PlanError if the arguments do not fit."""
+        raise NotImplementedError
+
+    def evaluate(self, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np.ndarray:
+        """The natural array of the result."""
+        raise NotImplementedError
+
+
 def result_type(op, arg_types: tuple[str, ...]) -> str:
     """The type of `op` applied to arguments of `arg_types`; PlanError if they do not fit."""
+    if isinstance(op, ColumnOp):
+        return op.type_of(tuple(arg_types))
     if isinstance(op, PythonFunctor):
         if tuple(arg_types) != op.param_types:
             raise PlanError(f"functor @{op.name} takes ({', '.join(op.param_types)}), not ({', '.join(arg_types)})")
@@ -92,12 +128,16 @@ def result_type(op, arg_types: tuple[str, ...]) -> str:
         return first
     if op in ("bnot", "lnot") and n == 1 and first in INTEGRAL:
         return first
-    if op in ("min", "max") and n >= 1 and same and first in NUMERIC:
+    if op in ("min", "max") and n >= 1 and same and first in ORDERED_TYPES:
         return first
     if op in ("=", "!=") and n == 2 and same and first in COLUMN_TYPES:
         return BOOL
-    if op in ("<", "<=", ">", ">=") and n == 2 and same and first in COLUMN_TYPES:
+    if op in ("<", "<=", ">", ">=") and n == 2 and same and first in ORDERED_TYPES:
         return BOOL
+    if op == "pack" and n >= 1 and all(t in COLUMN_TYPES for t in arg_types):
+        return RECORD
+    if op in FIELD_OPS and arg_types == (RECORD, NUMBER):
+        return FIELD_OPS[op]
     if op in ("and", "or") and n >= 1 and same and first == BOOL:
         return BOOL
     if op == "not" and arg_types == (BOOL,):
@@ -121,6 +161,7 @@ def result_type(op, arg_types: tuple[str, ...]) -> str:
     fixed = {
         "strlen": ((SYMBOL,), NUMBER),
         "substr": ((SYMBOL, NUMBER, NUMBER), SYMBOL),
+        "substr_c": ((SYMBOL, NUMBER, NUMBER), SYMBOL),
         "to_number": ((SYMBOL,), NUMBER),
         "contains": ((SYMBOL, SYMBOL), BOOL),
         "match": ((SYMBOL, SYMBOL), BOOL),
@@ -129,7 +170,7 @@ def result_type(op, arg_types: tuple[str, ...]) -> str:
     }
     if op in fixed and arg_types == fixed[op][0]:
         return fixed[op][1]
-    if op == "to_string" and n == 1 and first in NUMERIC:
+    if op in ("to_string", "to_string_c") and n == 1 and first in NUMERIC:
         return SYMBOL
     raise PlanError(f"op {op!r} does not apply to ({', '.join(arg_types)})")
 
@@ -138,11 +179,15 @@ def apply(op, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np
     """The natural array of `op` over natural arrays; `symbols` interns strings."""
     if isinstance(op, PythonFunctor):
         return _per_distinct(op, arg_types, args, symbols)
+    if isinstance(op, ColumnOp):
+        return op.evaluate(tuple(arg_types), args, symbols)
     if op in ("to_number", "to_unsigned") and arg_types[0] != SYMBOL:
         whole = _float_to_int(args[0], np.trunc) if arg_types[0] == FLOAT else args[0]
         return whole.astype(np.int64 if op == "to_number" else np.uint64)  # wraps, as static_cast
     if op in STRING_OPS:
         return _string_op(op, arg_types, args, symbols)
+    if op in RECORD_OPS:
+        return _record_op(op, arg_types, args, symbols.records)
     if op == "if":
         return np.where(args[0], args[1], args[2])
     if op == "to_float":
@@ -155,6 +200,10 @@ def apply(op, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np
     if op in COMPARISONS and t == SYMBOL and op not in ("=", "!="):
         ranks = string_ranks(np.concatenate([args[0], args[1]]), symbols)
         return _total(op, NUMBER, [ranks[: len(args[0])], ranks[len(args[0]) :]])
+    if op in ("min", "max") and t == SYMBOL:  # by code point order, as `<` compares symbols
+        ids = np.stack(args)
+        ranks = string_ranks(ids.reshape(-1), symbols).reshape(ids.shape)
+        return ids[(np.argmin if op == "min" else np.argmax)(ranks, axis=0), np.arange(ids.shape[1])]
     with np.errstate(all="ignore"):  # integer wrap-around and float inf/nan are the semantics
         if op in ("/", "%", "^"):
             return _guarded_arithmetic(op, t, args[0], args[1])
@@ -251,6 +300,33 @@ def _int_power(base: np.ndarray, exponent: np.ndarray) -> np.ndarray:
     return result
 
 
+# ---- record ops: over the record table's stored values ------------------------------------
+
+
+def _record_op(op: str, arg_types, args, records) -> np.ndarray:
+    if op == "pack":
+        return records.pack(np.stack([_stored(a, t) for a, t in zip(args, arg_types)]))
+    ids, index = args
+    out = np.zeros(len(ids), dtype=np.int64)
+    for i in np.unique(index).tolist():  # one index in practice: a constant
+        at = index == i
+        out[at] = records.field(ids[at], i)
+    return _natural(out, FIELD_OPS[op])
+
+
+def _stored(values: np.ndarray, t: str) -> np.ndarray:
+    """Natural values as the int64 the runtime stores (runtime.symbols)."""
+    if t == FLOAT:
+        return encode_floats(values)
+    return values.view(np.int64) if t == UNSIGNED else values.astype(np.int64, copy=False)
+
+
+def _natural(stored: np.ndarray, t: str) -> np.ndarray:
+    if t == FLOAT:
+        return decode_floats(stored)
+    return stored.view(np.uint64) if t == UNSIGNED else stored
+
+
 # ---- symbol ops: Python per distinct argument tuple -------------------------------------
 
 
@@ -276,6 +352,11 @@ def _to_number(s: str):
 
 def _number_text(value, t: str) -> str:
     return repr(float(value)) if t == FLOAT else str(int(value))
+
+
+def c_number_text(value, t: str) -> str:
+    """A number as C++'s std::to_string writes it (Soufflé's to_string): floats as `%f`."""
+    return "%f" % value if t == FLOAT else str(int(value))
 
 
 def _string_op(op: str, arg_types, args, symbols):
@@ -340,6 +421,11 @@ def _string_scalar(op: str, arg_types, row):
         if start < 0 or length < 0 or start > len(s):
             return ""
         return s[start : start + length]
+    if op == "substr_c":
+        s, start, length = row
+        if start < 0 or start > len(s):
+            return ""
+        return s[start:] if length < 0 else s[start : start + length]
     if op == "to_number":
         value = _to_number(row[0])
         return 0 if value is None else value
@@ -347,6 +433,8 @@ def _string_scalar(op: str, arg_types, row):
         return _to_number(row[0]) is not None
     if op == "to_string":
         return _number_text(row[0], arg_types[0])
+    if op == "to_string_c":
+        return c_number_text(row[0], arg_types[0])
     if op == "contains":
         return row[0] in row[1]
     if op == "lower":

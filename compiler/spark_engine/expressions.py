@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compiler.plan.expr import Call, Col, Const, Expr
-from compiler.plan.ops import BOOL, FLOAT, NUMBER, SYMBOL, UNSIGNED, _string_scalar
+from compiler.plan.ops import RECORD, BOOL, FLOAT, NUMBER, SYMBOL, UNSIGNED, _string_scalar
 
 from compiler.spark_engine.errors import SparkEngineUnsupported
 
@@ -39,6 +39,8 @@ SPARK_TYPES = {NUMBER: T.LongType(), FLOAT: T.DoubleType(), SYMBOL: T.StringType
 def spark_type(t: str, where: str = "a column"):
     if t == UNSIGNED:
         raise SparkEngineUnsupported(f"unsigned {where}", "Spark has no 64-bit unsigned type with the same wrap-around and order")
+    if t == RECORD:
+        raise SparkEngineUnsupported(f"records or ADT values in {where}", "they are ids of the in-process runtime's record table")
     return SPARK_TYPES[t]
 
 
@@ -62,7 +64,7 @@ def _udf(fn, return_type):
 
 
 _SQL_TYPES = {NUMBER: "BIGINT", FLOAT: "DOUBLE", SYMBOL: "STRING", BOOL: "BOOLEAN"}
-_UDF_OUT = {"to_string": "STRING", "to_number": "BIGINT", "is_number": "BOOLEAN", "lower": "STRING", "upper": "STRING",
+_UDF_OUT = {"to_string": "STRING", "to_string_c": "STRING", "to_number": "BIGINT", "is_number": "BOOLEAN", "lower": "STRING", "upper": "STRING",
             "match": "BOOLEAN", "not_match": "BOOLEAN", "^": "BIGINT"}  # fmt: skip
 
 
@@ -161,10 +163,11 @@ def _sql_call(op: str, types: tuple[str, ...], args: list[str], udfs) -> str:
         return f"concat({', '.join(args)})"
     if op == "strlen":
         return f"CAST(length({a}) AS BIGINT)"
-    if op == "substr":
+    if op in ("substr", "substr_c"):  # substr_c: a negative length takes the rest (compiler.plan.ops)
         start, length = args[1], args[2]
-        outside = f"(({start} < 0) OR ({length} < 0) OR ({start} > length({a})))"
-        taken = f"substr({a}, CAST(({start} + 1) AS INT), CAST(least({length}, 2147483647) AS INT))"
+        outside = f"(({start} < 0) OR ({start} > length({a}))" + (")" if op == "substr_c" else f" OR ({length} < 0))")
+        count = f"CASE WHEN {length} < 0 THEN 2147483647 ELSE least({length}, 2147483647) END" if op == "substr_c" else f"least({length}, 2147483647)"
+        taken = f"substr({a}, CAST(({start} + 1) AS INT), CAST({count} AS INT))"
         return f"CASE WHEN {outside} THEN '' ELSE {taken} END"
     if op == "contains":  # contains(needle, haystack)
         return f"contains({b}, {a})"
@@ -172,7 +175,7 @@ def _sql_call(op: str, types: tuple[str, ...], args: list[str], udfs) -> str:
         if t == NUMBER:
             return a
         raise SparkEngineUnsupported(f"op {op!r} of {t}", "no Spark translation")
-    if op == "to_string" and t == NUMBER:
+    if op in ("to_string", "to_string_c") and t == NUMBER:
         return f"CAST({a} AS STRING)"
     if op in _UDF_OUT:
         name = udf_name(op, types)

@@ -13,7 +13,8 @@ changes. Semantics (Soufflé's, as deltalog documents them):
   a relation with subsumptive rules keeps the rows no other of them dominates
   (its own atoms in a subsumptive rule read those candidate rows);
 - a stratum with a `choice-domain` relation runs as Soufflé runs it, round by
-  round, each round's new candidates taken one by one in ascending order and kept
+  round, each round's new candidates taken one by one in ascending order (records
+  after nil and field by field, ADT values by branch name, then fields) and kept
   unless a kept tuple has the same key in one of the domains (the order is what
   deltalog fixes where Soufflé takes the order its evaluation happens to produce);
 - negation is "no matching tuple" (`_` matches anything);
@@ -25,12 +26,18 @@ changes. Semantics (Soufflé's, as deltalog documents them):
 - a user-defined functor `@f(...)` is its Python callable;
 - integers are 64-bit and wrap; `/` and `%` truncate like C; an operation
   outside its domain (division by zero, to_number("x"), ...) makes the rule
-  fail for that assignment.
+  fail for that assignment; `+` of symbols concatenates them;
+- records are Python tuples of their fields (nil is None), ADT values
+  compiler.values.Branch (the public Python form of values, nothing of how they
+  are stored); a record or ADT term is built where it is computed and matched,
+  field by field, where it meets a value (an atom's argument, `v = [a, _]`), a
+  nil or another branch not matching.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 import re
 
 from compiler.datalog.ast import (
@@ -38,9 +45,12 @@ from compiler.datalog.ast import (
     Aggregate,
     Atom,
     BinaryOp,
+    BranchTerm,
     Comparison,
     Functor,
     Negation,
+    Nil,
+    Record,
     Rule,
     StringTest,
     UnaryOp,
@@ -49,6 +59,7 @@ from compiler.datalog.ast import (
 )
 from compiler.datalog.scope import rule_scope
 from compiler.plan.regex import regex_match
+from compiler.values import Branch
 
 MAX_ITERATIONS = 10_000
 
@@ -64,8 +75,9 @@ def evaluate(checked, inputs: dict[str, set]) -> dict[str, set]:
     for name, rows in inputs.items():
         base[name] |= {tuple(r) for r in rows}
     for fact in checked.facts:
+        kinds = checked.term_types.get(fact, {})
         types = rels[fact.relation].types
-        base[fact.relation].add(tuple(_typed(a.value, t) for a, t in zip(fact.args, types)))
+        base[fact.relation].add(tuple(_ground(a, t, kinds) for a, t in zip(fact.args, types)))
     rules_of = {}
     for rule in checked.rules:
         rules_of.setdefault(rule.heads[0].relation, []).append(rule)
@@ -114,6 +126,48 @@ def _typed(value, t):
     return float(value) if t == "float" else value
 
 
+def _ground(term, t, kinds):
+    """The value of a fact's argument (`t`: its column's type, for a number standing for a float)."""
+    if isinstance(term, Nil):
+        return None
+    if isinstance(term, Record):
+        return tuple(_ground(a, kinds.get(a), kinds) for a in term.args)
+    if isinstance(term, BranchTerm):
+        return Branch(term.name, tuple(_ground(a, kinds.get(a), kinds) for a in term.args))
+    return _typed(term.value, kinds.get(term, t))
+
+
+def _unify(term, value, env) -> list | None:
+    """Match `term` against `value` in `env` (extended in place with the variables it binds);
+    None if they do not match, else the (expression, value) pairs left to check."""
+    if isinstance(term, Wildcard):
+        return []
+    if isinstance(term, Variable):
+        if term.name not in env:
+            env[term.name] = value
+            return []
+        return [] if env[term.name] == value else None
+    if isinstance(term, Nil):
+        return [] if value is None else None
+    if isinstance(term, Record):
+        if not isinstance(value, tuple) or len(value) != len(term.args):
+            return None
+        parts = zip(term.args, value)
+    elif isinstance(term, BranchTerm):
+        if not isinstance(value, Branch) or value.name != term.name:
+            return None
+        parts = zip(term.args, value.args)
+    else:
+        return [(term, value)]
+    checks = []
+    for arg, v in parts:
+        more = _unify(arg, v, env)
+        if more is None:
+            return None
+        checks += more
+    return checks
+
+
 def _qualify(rows: set, info) -> set:
     q = info.qualifier
     if q is None:
@@ -145,12 +199,29 @@ def _closure(pairs: set) -> set:
     return {(a, b) for members in classes.values() for a in members for b in members}
 
 
+def _value_key(value):
+    """The order of the values of one column: Python's, but records (tuples) come after nil
+    (None) and compare field by field, and ADT values (Branch) by branch name, then fields."""
+    if value is None:
+        return (0,)
+    if isinstance(value, tuple):
+        return (1, tuple(_value_key(v) for v in value))
+    if isinstance(value, Branch):
+        return (1, value.name, tuple(_value_key(v) for v in value.args))
+    return (1, value)
+
+
+def row_key(row):
+    """The order of rows: column by column, each in its values' order (`_value_key`)."""
+    return tuple(_value_key(v) for v in row)
+
+
 def _choose_sorted(candidates, domains, taken: dict) -> set:
     """Soufflé's choice as deltalog fixes it: the candidates one by one in ascending
-    order, each kept unless a kept tuple already has its key in some domain. `taken`
-    (domain -> keys, updated) holds the keys kept before."""
+    order (`row_key`), each kept unless a kept tuple already has its key in some domain.
+    `taken` (domain -> keys, updated) holds the keys kept before."""
     kept = set()
-    for row in sorted(candidates):
+    for row in sorted(candidates, key=row_key):
         keys = [(domain, tuple(row[i] for i in domain)) for domain in domains]
         if all(key not in taken.get(domain, ()) for domain, key in keys):
             kept.add(row)
@@ -183,13 +254,8 @@ class _Subsumption:
     """A subsumptive rule: the tuples of its relation that another tuple dominates."""
 
     def __init__(self, sub, types, functors):
-        # Name the heads' wildcards: the dominated tuple is read back from its variables.
-        fresh = iter(range(1_000_000))
-        name = lambda arg: Variable(f"_#{next(fresh)}") if isinstance(arg, Wildcard) else arg  # noqa: E731
-        self.dominated_args = tuple(map(name, sub.dominated.args))
-        self.dominating_args = tuple(map(name, sub.dominating.args))
-        heads = (Atom(sub.relation, self.dominated_args), Atom(sub.relation, self.dominating_args))
-        self.rule = _Rule(Rule((), heads + sub.body), types, functors)
+        self.rule = _Rule(sub.as_rule(), types, functors)  # its heads' `_` named: tuples are read back
+        self.dominated_args, self.dominating_args = (atom.args for atom in self.rule.rule.body[:2])
 
     def dominated(self, db) -> set:
         out = set()
@@ -213,7 +279,7 @@ def _names(term) -> set[str]:
         return _names(term.left) | _names(term.right)
     if isinstance(term, UnaryOp):
         return _names(term.operand)
-    if isinstance(term, Functor):
+    if isinstance(term, (Functor, Record, BranchTerm)):
         return set().union(*(_names(a) for a in term.args))
     if isinstance(term, Aggregate):
         inner = set().union(*(_literal_names(lit) for lit in term.body))
@@ -235,7 +301,7 @@ def _aggregates(term):
     """The aggregates in a term, outside nested aggregates."""
     if isinstance(term, Aggregate):
         return [term]
-    parts = (term.left, term.right) if isinstance(term, BinaryOp) else (term.operand,) if isinstance(term, UnaryOp) else term.args if isinstance(term, Functor) else ()
+    parts = (term.left, term.right) if isinstance(term, BinaryOp) else (term.operand,) if isinstance(term, UnaryOp) else term.args if isinstance(term, (Functor, Record, BranchTerm)) else ()
     return [a for p in parts for a in _aggregates(p)]
 
 
@@ -251,7 +317,7 @@ def _direct_names(literals, extra_terms=()) -> set[str]:
             visit(term.right)
         elif isinstance(term, UnaryOp):
             visit(term.operand)
-        elif isinstance(term, Functor):
+        elif isinstance(term, (Functor, Record, BranchTerm)):
             for a in term.args:
                 visit(a)
 
@@ -303,16 +369,18 @@ class _Rule:
         for row in db[atom.relation]:
             env2, checks = dict(env), []
             for arg, value in zip(atom.args, row):
-                if isinstance(arg, Variable) and arg.name not in env2:
-                    env2[arg.name] = value
-                elif isinstance(arg, Variable):
-                    if env2[arg.name] != value:
-                        break
-                elif isinstance(arg, CONSTANTS):
-                    if _typed(arg.value, self.types.get(arg, "number")) != value:
-                        break
-                elif not isinstance(arg, Wildcard):
-                    checks.append(_ArgumentCheck(arg, value))  # an expression: test it once it can be computed
+                left = _unify(arg, value, env2)
+                if left is None:
+                    break
+                for term, v in left:
+                    if isinstance(term, CONSTANTS):
+                        if _typed(term.value, self.types.get(term, "number")) != v:
+                            break
+                    else:
+                        checks.append(_ArgumentCheck(term, v))  # an expression: test it once it can be computed
+                else:
+                    continue
+                break
             else:
                 yield from self._atoms(others, rest + checks, env2, db, visible)
 
@@ -323,7 +391,8 @@ class _Rule:
             return True
         if isinstance(term, Variable):
             return term.name in env
-        parts = {BinaryOp: lambda t: (t.left, t.right), UnaryOp: lambda t: (t.operand,), Functor: lambda t: t.args}
+        parts = {BinaryOp: lambda t: (t.left, t.right), UnaryOp: lambda t: (t.operand,), Functor: lambda t: t.args,
+                 Record: lambda t: t.args, BranchTerm: lambda t: t.args}
         for kind, children in parts.items():
             if isinstance(term, kind):
                 return all(self._ready(c, env, visible) for c in children(term))
@@ -349,12 +418,18 @@ class _Rule:
                             if env.get(side.name, v) == v:
                                 yield from self._rest(others, {**env, side.name: v}, db, visible)
                         return
-                    if isinstance(side, Variable) and side.name not in env and self._ready(other, env, visible):
+                    binds = isinstance(side, Variable) and side.name not in env
+                    binds |= isinstance(side, (Record, BranchTerm)) and not self._computable(side, env, visible)
+                    if binds and self._computable(other, env, visible):
                         try:
                             value = self.value(other, env, db, visible)
                         except Undefined:
                             return
-                        yield from self._rest(others, {**env, side.name: value}, db, visible)
+                        env2 = dict(env)
+                        left = _unify(side, value, env2)
+                        if left is not None:
+                            checks = [_ArgumentCheck(t, v) for t, v in left]
+                            yield from self._rest(others + checks, env2, db, visible)
                         return
             terms = _lit_terms(lit)
             if isinstance(lit, Negation) and all(isinstance(o, Negation) for o in others):
@@ -369,6 +444,14 @@ class _Rule:
                     yield from self._rest(others, env, db, visible)
                 return
         raise AssertionError(f"no literal is ready among {rest} with {env}")
+
+    def _computable(self, term, env, visible) -> bool:
+        """Whether `term`'s value can be computed now (its variables bound, no `_` in it)."""
+        if isinstance(term, Wildcard):
+            return False
+        if isinstance(term, (Record, BranchTerm)):
+            return all(self._computable(a, env, visible) for a in term.args)
+        return self._ready(term, env, visible)
 
     def _unfixed_witnessing(self, rest, env):
         """The first ready min/max aggregate among `rest` with witnesses, not yet evaluated."""
@@ -398,7 +481,7 @@ class _Rule:
             return self.value(lit.term, env, db, visible) == lit.value
         if isinstance(lit, Comparison):
             a, b = self.value(lit.left, env, db, visible), self.value(lit.right, env, db, visible)
-            return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[lit.op]
+            return _COMPARE[lit.op](a, b)
         if isinstance(lit, StringTest):
             a, b = (self.value(x, env, db, visible) for x in lit.args)
             if lit.name == "contains":
@@ -418,6 +501,10 @@ class _Rule:
             if isinstance(arg, Variable) and arg.name not in env:
                 if local.setdefault(arg.name, x) != x:
                     return False
+            elif isinstance(arg, (Record, BranchTerm)) and not self._computable(arg, env, visible):
+                left = _unify(arg, x, dict(env))  # a pattern with `_`: its other fields are bound
+                if left is None or any(self.value(t, env, db, visible) != v for t, v in left):
+                    return False
             elif self.value(arg, env, db, visible) != x:
                 return False
         return True
@@ -430,6 +517,12 @@ class _Rule:
             return env[term.name]
         if isinstance(term, CONSTANTS):
             return _typed(term.value, t)
+        if isinstance(term, Nil):
+            return None
+        if isinstance(term, Record):
+            return tuple(self.value(a, env, db, visible) for a in term.args)
+        if isinstance(term, BranchTerm):
+            return Branch(term.name, tuple(self.value(a, env, db, visible) for a in term.args))
         if isinstance(term, BinaryOp):
             return _binary(term.op, self.value(term.left, env, db, visible), self.value(term.right, env, db, visible), t)
         if isinstance(term, UnaryOp):
@@ -472,6 +565,9 @@ class _Rule:
         return sum(values) / len(values)
 
 
+_COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
 class _ArgumentCheck:
     """An atom argument that is an expression: the tuple's value must equal it."""
 
@@ -498,6 +594,8 @@ def _wrap(v, t):
 
 
 def _binary(op, a, b, t):
+    if t == "symbol":  # Soufflé's + of symbols
+        return a + b
     if t == "float":
         if op == "/":
             return a / b if b != 0 else (math.copysign(math.inf, a) if a != 0 else math.nan)
@@ -541,17 +639,17 @@ def _functor(name, args, types):
         return "".join(args)
     if name == "strlen":
         return len(args[0])
-    if name == "substr":
+    if name == "substr":  # C++'s std::string::substr, as Soufflé's
         s, i, n = args
-        if i < 0 or n < 0 or i > len(s):
-            raise Undefined
-        return s[i : i + n]
+        if i < 0 or i > len(s):
+            return ""
+        return s[i:] if n < 0 else s[i : i + n]
     if name == "to_number" and isinstance(args[0], str):
         if not _INTEGER.fullmatch(args[0]) or not -(2**63) <= int(args[0]) < 2**63:
             raise Undefined
         return int(args[0])
-    if name == "to_string":
-        return repr(float(args[0])) if types[0] == "float" else str(args[0])
+    if name == "to_string":  # C++'s std::to_string, as Soufflé's
+        return "%f" % args[0] if types[0] == "float" else str(args[0])
     if name == "to_float":
         return float(args[0])
     if name in ("to_number", "to_unsigned"):  # of a numeric: C's conversion, wrapping

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 
 import compiler
-from tests.compiler.naive import evaluate
+from tests.compiler.naive import evaluate, row_key
 
 
 def _close(a, b) -> bool:
@@ -31,7 +31,7 @@ def _close(a, b) -> bool:
 
 
 def same_rows(got, want) -> bool:
-    return len(got) == len(want) and all(_close(a, b) for a, b in zip(sorted(got), sorted(want)))
+    return len(got) == len(want) and all(_close(a, b) for a, b in zip(sorted(got, key=row_key), sorted(want, key=row_key)))
 
 
 class Replay:
@@ -63,12 +63,13 @@ class Replay:
             assert same_rows(got, want[name]), (
                 f"after commit {self.commits}, {name}:\n  session {got}\n  oracle  {sorted(want[name])}"
             )
+        change_key = lambda change: (row_key(change[0]), change[1])  # noqa: E731
         for name in self.program.outputs:
-            added = sorted((row, 1) for row in want[name] - self.previous[name])
-            removed = sorted((row, -1) for row in self.previous[name] - want[name])
+            added = [(row, 1) for row in want[name] - self.previous[name]]
+            removed = [(row, -1) for row in self.previous[name] - want[name]]
             got = changes.get(name, [])
             if not any(isinstance(v, float) for row in want[name] | self.previous[name] for v in row):
-                assert sorted(got) == sorted(added + removed), f"commit {self.commits} changes of {name}: {got}"
+                assert sorted(got, key=change_key) == sorted(added + removed, key=change_key), f"commit {self.commits} changes of {name}: {got}"
         assert set(changes) <= set(self.program.outputs)
         self.previous = want
         return changes

@@ -281,6 +281,7 @@ def test_string_functors_and_tests():
         ".decl s(x: symbol)\n.input s\n"
         "info(x, strlen(x), cat(x, \"!\", x)) :- s(x).\n"
         "pre(x, substr(x, 1, 2)) :- s(x).\n"
+        "rest(substr(x, 1, -1)) :- s(x).\n"
         "num(x, to_number(x) + 1) :- s(x).\n"
         "str(to_string(strlen(x) * 10)) :- s(x).\n"
         "has_b(x) :- s(x), contains(\"b\", x).\n"
@@ -289,7 +290,9 @@ def test_string_functors_and_tests():
     )
     r = run(text, {"s": [("abc",), ("42",), ("",)]})
     assert read(r, "info") == [("", 0, "!"), ("42", 2, "42!42"), ("abc", 3, "abc!abc")]
-    assert read(r, "pre") == [("42", "2"), ("abc", "bc")]  # substr("", 1, 2) is outside the string
+    # Soufflé's substr is C++'s std::string::substr: a start outside the string gives "".
+    assert read(r, "pre") == [("", ""), ("42", "2"), ("abc", "bc")]
+    assert read(r, "rest") == [("",), ("2",), ("bc",)]  # a negative length is a huge one: the rest
     assert read(r, "num") == [("42", 43)]  # to_number("abc") does not fire
     assert read(r, "str") == [("0",), ("20",), ("30",)]
     assert read(r, "has_b") == [("abc",)]

@@ -15,7 +15,7 @@ import numpy as np
 
 from compiler.plan.expr import TRUE, Call, Const, conjoin, conjuncts
 from compiler.plan.nodes import Aggregate, Antijoin, Distinct, Filter, Join, Node, Project, Union, Values
-from compiler.plan.ops import NATURAL_DTYPE, SYMBOL, apply
+from compiler.plan.ops import NATURAL_DTYPE, RECORD_OPS, SYMBOL, ColumnOp, apply
 from compiler.plan.program import Plan
 from compiler.plan.rewrites.walk import bottom_up
 
@@ -48,7 +48,9 @@ def fold_expr(expr):
         return expr if all(a is b for a, b in zip(args, expr.args)) else Call(expr.op, args)
     if expr.op in ("and", "or", "not"):
         return _fold_logic(expr.op, args)
-    return _evaluate(expr.op, args) if all(constant) else Call(expr.op, args)
+    # Records are interned by a dataflow's table; a ColumnOp may need its tables too.
+    foldable = all(constant) and expr.op not in RECORD_OPS and not isinstance(expr.op, ColumnOp)
+    return _evaluate(expr.op, args) if foldable else Call(expr.op, args)
 
 
 def _fold_logic(op: str, args):
