@@ -12,7 +12,9 @@ that also occurs in the enclosing scope is, by how that scope grounds it:
   `x, y` in `longest(x, y, l) :- l = max m : length(x, y, m)`. A min or max
   binds it to its value in the body tuples reaching the optimum (all of them
   on a tie, where Soufflé keeps one); count, sum and mean have no such tuple,
-  and compiler.datalog.safety rejects the use.
+  and compiler.datalog.safety rejects the use. A min or max nested in another
+  aggregate whose witness the rule uses is grounded in the rule before scopes
+  are drawn (compiler.datalog.witnesses, Soufflé's way).
 
 A variable occurring only inside the aggregate is local to it, so two sibling
 aggregates may use the same local name for different things. A Scope records
@@ -95,7 +97,7 @@ def grounded(literals, given, needs, more=lambda names: set()) -> set[str]:
             return names
 
 
-def _plain_names(term) -> set[str] | None:
+def plain_names(term) -> set[str] | None:
     """The variables of a term without aggregates (None if it has one)."""
     names = set()
     for sub in subterms(term):
@@ -114,7 +116,7 @@ def _needs_without(aggregate: Aggregate):
     def needs(term):
         if any(sub is aggregate for sub in subterms(term)):
             return None
-        plain = _plain_names(term)
+        plain = plain_names(term)
         return set() if plain is None else plain
 
     return needs
@@ -141,7 +143,7 @@ def _build(literals, results, aggregate, visible_outside, parent) -> Scope:
         without = grounded(literals, visible_outside, _needs_without(agg))
         results_of_agg = _result_names(literals, agg) - without
         child = _build(agg.body, target, agg, visible - results_of_agg, scope)
-        inside = grounded(agg.body, child.outer & without, _plain_names)
+        inside = grounded(agg.body, child.outer & without, plain_names)
         child.witnesses = frozenset((child.outer & scope.own & inside) - without)
         child.outer -= child.witnesses
         scope.children[id(agg)] = child
