@@ -324,17 +324,9 @@ def _in_advance(frontier, x, y):
 
 @helper
 def _order_by_xy(el, size, order):
-    """order[:size]: the group's elements (columns of el) sorted by (x, y)."""
-    if size <= CHAIN_LIMIT:
-        for i in range(size):
-            j = i - 1
-            while j >= 0 and (el[0, order[j]] > el[0, i] or (el[0, order[j]] == el[0, i] and el[1, order[j]] > el[1, i])):
-                order[j + 1] = order[j]
-                j -= 1
-            order[j + 1] = i
-    else:
-        by_y = np.argsort(el[1, :size], kind="mergesort")
-        order[:size] = by_y[np.argsort(el[0, :size][by_y], kind="mergesort")]
+    """order[:size]: the group's elements (columns of el) sorted by (x, y), for large groups."""
+    by_y = np.argsort(el[1, :size], kind="mergesort")
+    order[:size] = by_y[np.argsort(el[0, :size][by_y], kind="mergesort")]
 
 
 @helper
@@ -510,7 +502,15 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
                 el[2, m] = 1 if inside else 2
                 el[3, m] = in_store[k + d, j] if inside else out_store[k + d, j]
                 m += 1
-        _order_by_xy(el, size, order)
+        if size <= CHAIN_LIMIT:  # insertion sort by (x, y), here: a helper call costs more
+            for a in range(size):
+                b = a - 1
+                while b >= 0 and (el[0, order[b]] > el[0, a] or (el[0, order[b]] == el[0, a] and el[1, order[b]] > el[1, a])):
+                    order[b + 1] = order[b]
+                    b -= 1
+                order[b + 1] = a
+        else:
+            _order_by_xy(el, size, order)
         chain = True
         for r in range(1, size):
             if el[1, order[r]] < el[1, order[r - 1]]:

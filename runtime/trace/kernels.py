@@ -136,20 +136,6 @@ def _skip_probes(probe, i, store, j, k):
     return lo
 
 
-@inlined
-def _emit(store, j, end, probe, i, k, out_owner, out_rows, m, room):
-    """Write every row from j on whose key equals probe i's; returns (past those rows, new m)."""
-    width = store.shape[0]
-    while j < end and _key_equal(store, j, probe, i, k):
-        if m < room:
-            out_owner[m] = i
-            for c in range(k, width):
-                out_rows[c - k, m] = store[c, j]
-        m += 1
-        j += 1
-    return j, m
-
-
 @kernel(C, C, V, I, M, V, M, I)
 def lookup_segments(store, fence, ends, k, probe, out_owner, out_rows, at):
     """Every update whose key (the first k rows of `store`) equals a probe's, in every
@@ -167,32 +153,40 @@ def lookup_segments(store, fence, ends, k, probe, out_owner, out_rows, at):
     lookup.
     """
     room = out_owner.shape[0]
+    width = store.shape[0]
     n = probe.shape[1]
     zipper = _probes_sorted(probe, k)
     m = at
     start = 0
     for s in range(ends.shape[0]):
         end = ends[s]
-        if zipper:
-            i = 0
-            j = start
-            while i < n and j < end:
+        i = 0
+        j = start
+        while i < n:
+            # The rows [j, stop) of the segment match probe i.
+            if zipper:
+                if j >= end:
+                    break
                 if _key_less(store, j, probe, i, k):
                     j = _seek(store, fence, k, start, end, probe, i, j + 1)
-                elif _probe_less(probe, i, store, j, k):
+                    continue
+                if _probe_less(probe, i, store, j, k):
                     i = _skip_probes(probe, i, store, j, k)
-                else:
-                    j_end, m = _emit(store, j, end, probe, i, k, out_owner, out_rows, m, room)
-                    i += 1
-                    while i < n and _key_equal(store, j, probe, i, k):  # equal probes match the same rows
-                        _, m = _emit(store, j, end, probe, i, k, out_owner, out_rows, m, room)
-                        i += 1
-                    j = j_end
-        else:
-            lo = start
-            for i in range(n):
-                lo = _seek(store, fence, k, start, end, probe, i, lo)
-                _, m = _emit(store, lo, end, probe, i, k, out_owner, out_rows, m, room)
+                    continue
+            else:  # probes in no order: each sought alone
+                j = _seek(store, fence, k, start, end, probe, i, j)
+            stop = j
+            while stop < end and _key_equal(store, stop, probe, i, k):
+                stop += 1
+            for r in range(j, stop):  # written out here: see runtime.operators.join_kernels
+                if m < room:
+                    out_owner[m] = i
+                    for c in range(k, width):
+                        out_rows[c - k, m] = store[c, r]
+                m += 1
+            i += 1
+            if zipper and (i >= n or not _key_equal(store, j, probe, i, k)):
+                j = stop  # the next probe's key differs: the segment moves on
         start = end
     return m if m <= room else -m
 
@@ -351,3 +345,59 @@ def merge_segments(store, a, b, c, kv, since, out):
     if first_run >= 0:
         m = _consolidate_runs(out, first_run, m, kv)
     return m
+
+
+@kernel(C, C, V, I, I, M, C, M, M, M, V)
+def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff):
+    """Append an arranged batch as the newest segment and merge as the spine asks.
+
+    The batch (key, val, time, diff columns) is copied in after the `count`
+    segments whose ends are ends[:count]; then, while the last segment is at
+    least half the size of the one before it, the two merge (`merge_segments`,
+    into `spare`, copied back). A merge that would start at position 0 rewrites
+    the whole block: it is left to the caller (who merges into a block the
+    store's size and swaps the two), and the count is returned negated. The
+    fences of every rewritten position are written again. Returns the number of
+    segments. The caller makes sure the store, `spare` (the used size past the
+    first segment), `ends` and `fence` have room.
+    """
+    k = key.shape[0]
+    v = val.shape[0]
+    d = time.shape[0]
+    at = ends[count - 1] if count else 0
+    n = diff.shape[0]
+    for j in range(n):
+        for c in range(k):
+            store[c, at + j] = key[c, j]
+        for c in range(v):
+            store[k + c, at + j] = val[c, j]
+        for c in range(d):
+            store[k + v + c, at + j] = time[c, j]
+        store[k + v + d, at + j] = diff[j]
+    ends[count] = at + n
+    count += 1
+    changed = at
+    while count >= 2:
+        a = ends[count - 3] if count >= 3 else 0
+        b = ends[count - 2]
+        c = ends[count - 1]
+        if b - a > 2 * (c - b):
+            break
+        if a == 0:
+            count = -count
+            break
+        m = merge_segments(store, a, b, c, kv, since, spare)
+        for r in range(store.shape[0]):
+            for j in range(m):
+                store[r, a + j] = spare[r, j]
+        count -= 1
+        ends[count - 1] = a + m
+        if m == 0:
+            count -= 1
+        changed = a
+    used = ends[abs(count) - 1] if count else 0
+    first = (changed + FENCE - 1) >> FENCE_SHIFT
+    for q in range(first, (used + FENCE - 1) >> FENCE_SHIFT):
+        for c in range(k):
+            fence[c, q] = store[c, q << FENCE_SHIFT]
+    return count

@@ -23,7 +23,7 @@ import numpy as np
 
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
-from runtime.trace.kernels import FENCE, count_segments, lookup_segments, merge_segments
+from runtime.trace.kernels import FENCE, count_segments, lookup_segments, merge_segments, settle
 
 
 class Matches(NamedTuple):
@@ -62,8 +62,8 @@ class Trace:
         self.name = name
         self.width = key_arity + val_arity + lattice.depth + 1
         self.store = np.empty((self.width, 0), np.int64)
-        self.ends: list[int] = []  # segment ends in the store, in order
-        self._ends = np.zeros(0, np.int64)  # the same, for kernels
+        self._ends = np.zeros(64, np.int64)  # segment ends in the store, in order: the first _count
+        self._count = 0
         self._spare = np.empty((self.width, 0), np.int64)  # where merges write
         self.fence = np.empty((key_arity, 0), np.int64)  # fence[:, q]: the key at position q * FENCE
         self.handles: list[TraceHandle] = []
@@ -75,7 +75,12 @@ class Trace:
 
     def __len__(self) -> int:
         """The number of updates held (the trace's size)."""
-        return self.ends[-1] if self.ends else 0
+        return int(self._ends[self._count - 1]) if self._count else 0
+
+    @property
+    def ends(self) -> list[int]:
+        """Where each segment ends in the store, oldest first."""
+        return self._ends[: self._count].tolist()
 
     def __repr__(self):
         return f"Trace({self.name}, segments={self.sizes()})"
@@ -121,53 +126,78 @@ class Trace:
             return
         end = len(self)
         self._reserve(end + n)
+        if not self.lattice.is_product:
+            self._insert_general(batch, end)
+            return
+        first = int(self._ends[0]) if self._count else end + n
+        if self._spare.shape[1] < end + n - first:  # room for any merge above the first segment
+            self._spare = np.empty((self.width, max(end + n - first, self._spare.shape[1] * 2)), np.int64)
+        count = settle(self.store, self._spare, self._ends, self._count, self.key_arity + self.val_arity,
+                       self._since_columns, self.fence, batch.key, batch.val, batch.time, batch.diff)
+        if count < 0:  # a merge from the bottom is due: it rewrites the whole store
+            self._count = -count
+            self._merge_last(0, int(self._ends[self._count - 2]), int(self._ends[self._count - 1]))
+            self._refence(0)
+        else:
+            self._count = count
+
+    def _insert_general(self, batch: ArrangedBatch, end: int) -> None:
+        """insert for lattices whose compaction is not per coordinate (AltNeu)."""
+        n = len(batch)
         k, kv = self.key_arity, self.key_arity + self.val_arity
         store = self.store
         store[:k, end : end + n] = batch.key
         store[k:kv, end : end + n] = batch.val
         store[kv:-1, end : end + n] = batch.time
         store[-1, end : end + n] = batch.diff
-        self.ends.append(end + n)
+        self._ends[self._count] = end + n
+        self._count += 1
         self._maintain(end)
 
     def _reserve(self, size: int) -> None:
+        """Room for `size` updates in the store, for their fences, and for one more segment."""
         if size > self.store.shape[1]:
             grown = np.empty((self.width, max(size, 2 * self.store.shape[1], 16)), np.int64)
             used = len(self)
             grown[:, :used] = self.store[:, :used]
             if self.store.shape[1] > self._spare.shape[1]:
-                self._spare = self.store  # merges write somewhere: reuse memory already touched
+                self._spare = self.store  # tail merges write somewhere: reuse memory already touched
             self.store = grown
+        fences = (size + FENCE - 1) // FENCE
+        if self.fence.shape[1] < fences:
+            grown = np.empty((self.key_arity, max(fences, 2 * self.fence.shape[1])), np.int64)
+            grown[:, : self.fence.shape[1]] = self.fence
+            self.fence = grown
+        if self._count == len(self._ends):
+            self._ends = np.concatenate([self._ends, np.zeros(len(self._ends), np.int64)])
 
     def _maintain(self, changed: int) -> None:
         """Merge while the spine asks for it; positions from `changed` on were rewritten."""
-        ends = self.ends
-        while len(ends) >= 2:
-            a = ends[-3] if len(ends) >= 3 else 0
-            b, c = ends[-2], ends[-1]
+        while self._count >= 2:
+            ends = self._ends
+            c, b = int(ends[self._count - 1]), int(ends[self._count - 2])
+            a = int(ends[self._count - 3]) if self._count >= 3 else 0
             if b - a > 2 * (c - b):
                 break
             self._merge_last(a, b, c)
             changed = min(changed, a)
-        self._ends = np.asarray(self.ends, np.int64)
         self._refence(changed)
 
     def _refence(self, changed: int) -> None:
         """Fences again for the positions from `changed` on."""
         n = len(self)
         count = (n + FENCE - 1) // FENCE
-        if self.fence.shape[1] < count:
-            grown = np.empty((self.key_arity, max(count, 2 * self.fence.shape[1])), np.int64)
-            grown[:, : self.fence.shape[1]] = self.fence
-            self.fence = grown
         first = (changed + FENCE - 1) // FENCE
         if first < count:
             self.fence[:, first:count] = self.store[: self.key_arity, first * FENCE : n : FENCE]
 
     def _merge_last(self, a: int, b: int, c: int) -> None:
         """Merge the last two segments [a, b) and [b, c) into one at [a, a + m)."""
-        if self._spare.shape[1] < c - a:
-            self._spare = np.empty((self.width, max(c - a, self.store.shape[1])), np.int64)
+        # A merge from the bottom writes the whole used store: its output becomes the store,
+        # so it gets the store's capacity (else the next insert would have to grow it again).
+        need = self.store.shape[1] if a == 0 else c - a
+        if self._spare.shape[1] < need:
+            self._spare = np.empty((self.width, need), np.int64)
         out = self._spare
         if self.lattice.is_product:
             m = merge_segments(self.store, a, b, c, self.key_arity + self.val_arity, self._since_columns, out)
@@ -177,7 +207,9 @@ class Trace:
             self.store, self._spare = out, self.store
         else:
             self.store[:, a : a + m] = out[:, :m]
-        self.ends[-2:] = [a + m] if m else []
+        self._count -= 1 if m else 2
+        if m:
+            self._ends[self._count - 1] = a + m
 
     def _merge_general(self, a: int, c: int, out: np.ndarray) -> int:
         """Merge [a, c) for lattices whose advance is not per coordinate (AltNeu): advance,
@@ -195,14 +227,15 @@ class Trace:
 
     def compact(self) -> None:
         """Merge every segment into one, fully compacted (used by tests and idle time)."""
-        while len(self.ends) >= 2:
-            a = self.ends[-3] if len(self.ends) >= 3 else 0
-            self._merge_last(a, self.ends[-2], self.ends[-1])
-        if len(self.ends) == 1:  # a single segment: compact it against an empty one
-            end = self.ends[0]
-            self.ends.append(end)
+        while self._count >= 2:
+            a = int(self._ends[self._count - 3]) if self._count >= 3 else 0
+            self._merge_last(a, int(self._ends[self._count - 2]), int(self._ends[self._count - 1]))
+        if self._count == 1:  # a single segment: compact it against an empty one
+            end = int(self._ends[0])
+            self._reserve(end)  # room for the extra (empty) segment
+            self._ends[1] = end
+            self._count = 2
             self._merge_last(0, end, end)
-        self._ends = np.asarray(self.ends, np.int64)
         self._refence(0)
 
     # -- reading -----------------------------------------------------------------
@@ -210,12 +243,12 @@ class Trace:
     def lookup(self, probe_key: np.ndarray) -> Matches:
         """All updates whose key equals a probe key (a column of `probe_key`), as `Matches`."""
         probes = probe_key.shape[1]
-        size = 16 + int(self.fanout * 1.25 * probes) if probes and self.ends else 0
+        size = 16 + int(self.fanout * 1.25 * probes) if probes and self._count else 0
         out = self._matches(size)
-        end = lookup_segments(self.store, self.fence, self._ends, self.key_arity, probe_key, out[0], out[1], 0)
+        end = lookup_segments(self.store, self.fence, self._ends[: self._count], self.key_arity, probe_key, out[0], out[1], 0)
         if end < 0:  # more matches than room: size exactly and look again
             out = self._matches(-end)
-            end = lookup_segments(self.store, self.fence, self._ends, self.key_arity, probe_key, out[0], out[1], 0)
+            end = lookup_segments(self.store, self.fence, self._ends[: self._count], self.key_arity, probe_key, out[0], out[1], 0)
         self.observe_fanout(probes, end)
         owner, rows = out[0][:end], out[1][:, :end]
         v, d = self.val_arity, self.lattice.depth
@@ -231,11 +264,11 @@ class Trace:
 
     def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(block, fences, segment ends): what kernels that walk the trace in place take."""
-        return self.store, self.fence, self._ends
+        return self.store, self.fence, self._ends[: self._count]
 
     def count(self, probe_key: np.ndarray) -> np.ndarray:
         """For each probe key, how many updates have it (an upper bound on its matches)."""
-        return count_segments(self.store, self.fence, self._ends, self.key_arity, probe_key)
+        return count_segments(self.store, self.fence, self._ends[: self._count], self.key_arity, probe_key)
 
     def contents(self) -> ArrangedBatch:
         """All updates, merged into one arranged batch (a copy; no compaction)."""
