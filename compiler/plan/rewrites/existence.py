@@ -30,16 +30,11 @@ it is (it already is a test), and so is a cluster of one component.
 
 from __future__ import annotations
 
-from compiler.plan.expr import Col, Const, columns, remap
+from compiler.plan.expr import Col, columns, remap, unread
 from compiler.plan.nodes import Aggregate, Antijoin, Distinct, Filter, Node, Project, Union
-from compiler.plan.ops import FLOAT, NUMBER, SYMBOL, UNSIGNED
 from compiler.plan.program import Plan
 from compiler.plan.rewrites.distinct import presence_only_below
 from compiler.plan.rewrites.joins import _flatten, _in_cluster, _rebuild, partition_conditions, with_leaves
-
-# What an existence test's columns become: nothing reads them.
-UNREAD = {NUMBER: Const(0, NUMBER), UNSIGNED: Const(0, UNSIGNED), FLOAT: Const(0.0, FLOAT), SYMBOL: Const("", SYMBOL)}
-
 
 def isolate_existence_tests(plan: Plan, **options) -> Plan:
     memo: dict = {}
@@ -96,7 +91,7 @@ def _cluster(node: Node, read: frozenset, presence_only: bool, memo) -> Node:
     position = _renumbering(kept, leaves, offsets)
     kept_conditions = [remap(c, position) for c in conditions if columns(c) <= position.keys()]
     joined = _rebuild([rewritten[k] for k in kept] + existence, kept_conditions, "source", node.span)
-    exprs = tuple(Col(position[g], t) if g in position else UNREAD[t] for g, t in enumerate(node.types))
+    exprs = tuple(Col(position[g], t) if g in position else unread(t) for g, t in enumerate(node.types))
     return Project(joined, exprs, span=node.span)
 
 
