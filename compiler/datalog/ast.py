@@ -121,13 +121,16 @@ class Aggregate:
     """`kind target : { body }`; kind is count, sum, min, max or mean (count has no target).
 
     Which of its variables are bound from outside, local, or witnesses bound for
-    the enclosing rule is compiler.datalog.scope's rule (Soufflé's).
+    the enclosing rule is compiler.datalog.scope's rule (Soufflé's). What a count,
+    sum or mean ranges over is `counted`'s (compiler.datalog.counting): None, each
+    combination of the body's tuples; else each distinct binding of these variables.
     """
 
     kind: str
     target: "Term | None"
     body: tuple["Literal", ...]
     span: Span = _span()
+    counted: frozenset[str] | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -465,13 +468,19 @@ def literal_terms(lit: Literal) -> tuple[Term, ...]:
 def map_nodes(node, fn):
     """The same tree rebuilt bottom-up: each AST node is replaced by `fn(node)`, called
     once its children are rebuilt. Spans, sources and option dicts are left as they are."""
+    return rebuild_nodes(node, lambda rebuilt, original: fn(rebuilt))
+
+
+def rebuild_nodes(node, fn):
+    """map_nodes, with `fn(rebuilt, original)` also given the node as it was (the object a
+    scope analysis of the original tree knows it by)."""
     if isinstance(node, tuple):
-        return tuple(map_nodes(x, fn) for x in node)
+        return tuple(rebuild_nodes(x, fn) for x in node)
     if isinstance(node, list):
-        return [map_nodes(x, fn) for x in node]
+        return [rebuild_nodes(x, fn) for x in node]
     if dataclasses.is_dataclass(node) and not isinstance(node, (type, Span, Source)):
-        changes = {f.name: map_nodes(getattr(node, f.name), fn) for f in dataclasses.fields(node)}
-        return fn(dataclasses.replace(node, **changes))
+        changes = {f.name: rebuild_nodes(getattr(node, f.name), fn) for f in dataclasses.fields(node)}
+        return fn(dataclasses.replace(node, **changes), node)
     return node
 
 

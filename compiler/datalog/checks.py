@@ -28,8 +28,12 @@ without either directive, every relation defined by rules that is not an input.
 
 What a relation keeps of the tuples its rules derive -- all of them, or as a
 min/max qualifier, `eqrel`, `choice-domain` or subsumptive rules say -- is
-compiler.datalog.kinds's to check. Inline relations are substituted into their
-uses before anything else (compiler.datalog.inline); a program with
+compiler.datalog.kinds's to check. Before anything else, as Soufflé orders it,
+the witnesses of aggregates nested in aggregates are grounded in their rules
+(compiler.datalog.witnesses), each count, sum and mean is told whether it ranges
+over its body's tuples or the distinct bindings of its variables
+(compiler.datalog.counting), and inline relations are substituted into their
+uses (compiler.datalog.inline); a program with
 `.pragma "magic-transform"` is checked as written and then rewritten with magic
 sets (compiler.datalog.magic). `.functor` declarations name Python callables
 given to `check` (`functors`); one without a callable is an UnsupportedError
@@ -44,6 +48,7 @@ from dataclasses import dataclass, field
 
 from compiler.datalog.anonymous import fold_anonymous_records
 from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term
+from compiler.datalog.counting import mark_counted
 from compiler.datalog.infer import BASE_TYPES, Inference
 from compiler.datalog.inline import inline_relations
 from compiler.datalog.kinds import check_eqrel, check_kinds, check_qualifier, choice_domains
@@ -54,6 +59,7 @@ from compiler.datalog.preprocess import preprocess
 from compiler.datalog.safety import check_safety
 from compiler.datalog.subtypes import check_subtypes
 from compiler.datalog.stratify import Stratum, body_atoms, stratify
+from compiler.datalog.witnesses import ground_nested_witnesses
 from compiler.errors import CompileError, DeclarationError, Source, UnknownRelationError, UnsupportedError
 
 
@@ -131,6 +137,8 @@ def check(program: Program, functors=None) -> CheckedProgram:
     source = program.source
     types = type_environment(program.types, source)
     user_functors = _user_functors(program, functors or {}, types)
+    # As Soufflé orders it: nested witnesses grounded, then aggregate bodies judged, then inlining.
+    program = mark_counted(ground_nested_witnesses(program))
     if any(d.inline for d in program.decls):
         # Type-check the inline relations' own clauses before they disappear into their uses.
         _typed(program, _index_decls(program.decls, source), types, user_functors)

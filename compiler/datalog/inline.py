@@ -19,8 +19,9 @@ variables" otherwise: "there is no value such that ..." has no literal form; so 
 a head's record or ADT value whose fields the negated atom does not write out), and
 no `_` among the negated atom's arguments or their fields. Inside an aggregate an inline relation must
 have one clause (a count or sum over a disjunction is not the sum over its parts),
-and, as in Soufflé, a count, sum or mean then counts the combinations of the tuples
-of its body, not its distinct tuples: an `_` in it can count a value twice.
+and, as in Soufflé, which inlines after it decides what an aggregate ranges over
+(compiler.datalog.counting), a count, sum or mean over one inline atom counts the
+combinations of the tuples it unfolds to: an `_` in it can count a value twice.
 
 Soufflé's rules about what may be inline hold too (InlineError, at the declaration):
 not an input or output (.input/.output/.printsize), not eqrel, choice-domain or

@@ -165,7 +165,7 @@ def _first_uses(scope: Scope, names) -> list[Variable]:
 
 
 def _needs(term: Term, scope: Scope) -> set[str] | None:
-    """The names `term` needs to be computed; None if it cannot be (it holds `_`)."""
+    """The variables `term` needs bound to be computed in `scope` (an aggregate: its groups); None if it cannot be (it holds `_`)."""
     names = set()
     for sub in subterms(term):
         if isinstance(sub, Variable):
@@ -180,10 +180,7 @@ def _needs(term: Term, scope: Scope) -> set[str] | None:
 def _check_scope(scope: Scope, grounded_outside: frozenset[str], source) -> None:
     _check_witnesses(scope, source)
 
-    def witnesses(names):  # a min/max aggregate binds its witnesses once its groups are bound
-        return set().union(*(c.witnesses for c in scope.children.values() if c.outer <= names))
-
-    grounded = grounded_names(scope.literals, scope.outer & grounded_outside, lambda t: _needs(t, scope), witnesses)
+    grounded = grounded_in(scope, scope.outer & grounded_outside)
     equalities = [lit for lit in scope.literals if isinstance(lit, Comparison) and lit.op == "="]
 
     unsafe: dict[str, list[tuple[Variable, str]]] = {}
@@ -197,6 +194,16 @@ def _check_scope(scope: Scope, grounded_outside: frozenset[str], source) -> None
         raise _unsafe_error(roots or unsafe, source)
     for child in scope.children.values():
         _check_scope(child, frozenset(grounded), source)
+
+
+def grounded_in(scope: Scope, given) -> set[str]:
+    """The names grounded in `scope` when `given` are: by its literals, and by the min/max
+    aggregates that bind their witnesses once their groups are bound."""
+
+    def witnesses(names):
+        return set().union(*(c.witnesses for c in scope.children.values() if c.outer <= names))
+
+    return grounded_names(scope.literals, given, lambda t: _needs(t, scope), witnesses)
 
 
 def _check_witnesses(scope: Scope, source) -> None:

@@ -12,7 +12,9 @@ that also occurs in the enclosing scope is, by how that scope grounds it:
   `x, y` in `longest(x, y, l) :- l = max m : length(x, y, m)`. A min or max
   binds it to its value in the body tuples reaching the optimum (all of them
   on a tie, where Soufflé keeps one); count, sum and mean have no such tuple,
-  and compiler.datalog.safety rejects the use.
+  and compiler.datalog.safety rejects the use. A min or max nested in another
+  aggregate whose witness the rule uses is grounded in the rule before scopes
+  are drawn (compiler.datalog.witnesses, Soufflé's way).
 
 A variable occurring only inside the aggregate is local to it, so two sibling
 aggregates may use the same local name for different things. A Scope records

@@ -45,6 +45,7 @@ class RangeValues(Node):
     span: object = _span()
     types: tuple[str, ...] = _derived()
     _child_fields = ("input",)
+    passes_multiplicities = True  # each input row's copies each become the same value rows
 
     def __post_init__(self):
         object.__setattr__(self, "bounds", tuple(self.bounds))

@@ -26,7 +26,10 @@ adding a column for the aggregate's value. count and sum of an empty group
 are 0 (outer rows without a matching group get 0 by an Antijoin); min, max
 and mean of an empty group have no value, so the outer row fails. count
 counts the body's satisfying assignments (a join of sets, so each
-combination of matching tuples once), and sum adds the target over them.
+combination of matching tuples once), and sum and mean take the target over
+them -- or, where Soufflé materialises the body (`Aggregate.counted`,
+compiler.datalog.counting), over the distinct bindings of its named variables:
+a Distinct of them, and of the target, before the Aggregate.
 A min or max with witnesses (compiler.datalog.scope: variables grounded only
 inside it but used outside) joins its result back onto the body's rows on the
 group and the value, so the witnesses come from the tuples reaching the optimum.
@@ -445,11 +448,19 @@ class RuleContext:
             start = Body(self, inner_scope, demand, {g: i for i, g in enumerate(group)})
         inner = self.body(agg.body, inner_scope, start)
         exprs = [Col(inner.cols[g], inner.node.types[inner.cols[g]]) for g in group]
+        k = len(group)
+        if agg.counted is None:  # each combination of the body's tuples
+            target = k
+        else:  # each distinct binding of its named variables (compiler.datalog.counting)
+            named = [n for n in sorted(agg.counted) if n in inner.cols and n not in group]
+            exprs += [Col(inner.cols[n], inner.node.types[inner.cols[n]]) for n in named]
+            target = k + len(named)
         if agg.target is not None:
             exprs.append(inner.guard(inner.expr(agg.target)))
         values = Project(inner.node, tuple(exprs), span=agg.span)
-        k = len(group)
-        result = Aggregate(values, tuple(range(k)), agg.kind, None if agg.target is None else k, span=agg.span)
+        if agg.counted is not None:
+            values = Distinct(values, span=agg.span)
+        result = Aggregate(values, tuple(range(k)), agg.kind, None if agg.target is None else target, span=agg.span)
         witnesses = sorted(inner_scope.witnesses)
         if witnesses:  # (group, value, witnesses) of the body rows whose target is the optimum
             candidates = Project(

@@ -81,7 +81,7 @@ def describe(n: Node) -> str:
     if isinstance(n, Filter):
         return f"Filter {show(n.predicate)}"
     if isinstance(n, Project):
-        return f"Project {', '.join(show(e) for e in n.exprs)}"
+        return f"Project {', '.join(show(e) for e in n.exprs) or '(no columns)'}"
     if isinstance(n, (Join, Antijoin)):
         keys = ", ".join(f"#{a}=#{b}" for a, b in n.keys) or ("(cross product)" if isinstance(n, Join) else "(no keys)")
         return f"{type(n).__name__} on {keys}"

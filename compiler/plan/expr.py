@@ -172,3 +172,8 @@ def show(expr: Expr) -> str:
     if expr.op == "neg":
         return f"-{show(expr.args[0])}"
     return f"{expr.op}({', '.join(show(a) for a in expr.args)})"
+
+
+def unread(column_type: str) -> Const:
+    """A constant of `column_type` for a column nothing reads (its type's zero), so a node keeps its shape."""
+    return Const(_PYTHON_TYPES[column_type](), column_type)

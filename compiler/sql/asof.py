@@ -77,8 +77,8 @@ class AsOfJoin(Node):
     span: object = _span()
     types: tuple[str, ...] = _derived()
     _child_fields = ("left", "right")
-    # Each change of an input row is an event: a Distinct below must stay (compiler.plan.rewrites.distinct).
-    multiplicities_matter = True
+    # Each change of an input row is an event: a Distinct below must stay, as it does under
+    # any node without `passes_multiplicities` (compiler.plan.rewrites.distinct).
 
     def __post_init__(self):
         object.__setattr__(self, "keys", tuple((int(a), int(b)) for a, b in self.keys))

@@ -20,7 +20,10 @@ changes. Semantics (Soufflé's, as deltalog documents them):
 - negation is "no matching tuple" (`_` matches anything);
 - an aggregate's outer variables group it; count/sum of nothing are 0,
   min/max/mean of nothing make the rule fail; count counts the satisfying
-  combinations of the aggregate body's tuples; which variables are outer,
+  combinations of the aggregate body's tuples, or, where the front end marks the
+  aggregate `counted` (Soufflé materialises its body: compiler.datalog.counting),
+  the distinct bindings of those variables, and sum and mean take the target over
+  the same; which variables are outer,
   local or witnesses is compiler.datalog.scope's rule (the one thing shared), and
   a min/max binds its witnesses to each distinct binding of an optimal tuple;
 - a user-defined functor `@f(...)` is its Python callable;
@@ -545,12 +548,17 @@ class _Rule:
             return env[id(agg)]
         inner_env = {n: env[n] for n in self.scopes[id(agg)].outer}
         inner_visible = visible | _direct_names(agg.body, () if agg.target is None else (agg.target,))
-        values = []
+        values, bindings = [], {}
         for e in self.solve(agg.body, inner_env, db, inner_visible):
             try:
-                values.append(1 if agg.target is None else self.value(agg.target, e, db, inner_visible))
+                value = 1 if agg.target is None else self.value(agg.target, e, db, inner_visible)
             except Undefined:
-                pass
+                continue
+            if agg.counted is None:  # each combination of the body's tuples
+                values.append(value)
+            else:  # each distinct binding of the named variables (a materialised body)
+                bindings[tuple((n, e[n]) for n in sorted(agg.counted) if n in e)] = value
+        values += bindings.values()
         t = self.types.get(agg, "number")
         if agg.kind == "count":
             return len(values)

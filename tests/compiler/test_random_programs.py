@@ -3,7 +3,7 @@
 Programs are drawn over two binary input relations `e0`, `e1` (values 0..4)
 and derived binary relations in three layers: `a0`, `a1` may recurse through
 each other; `b0`, `b1` may recurse through each other and negate inputs and
-the `a`s; `c*` aggregate (count, sum, min, max, mean) over lower layers.
+the `a`s; `c*` aggregate (count, sum, min, max, mean) over one or two atoms of lower layers.
 Bodies have one to three atoms with variables, constants and `_`, comparisons
 between bound variables and constants, arithmetic in non-recursive rules, and
 a `min(d)` relation computing bounded shortest distances. Each program is run
@@ -98,6 +98,8 @@ def _aggregate_rule(draw, head: str, kind: str, sources: list[str]) -> str:
     outer, inner = draw(st.sampled_from(sources)), draw(st.sampled_from(sources))
     target = "" if kind == "count" else draw(st.sampled_from(["y ", "y + x ", "x * 2 "]))
     extra = draw(st.sampled_from(["", ", y != 2", ", y > x"]))
+    if draw(st.booleans()):  # a second atom: Soufflé then ranges over the bindings of x and y
+        extra += f", {draw(st.sampled_from(sources))}({draw(st.sampled_from(['x', 'y']))}, _)"
     if draw(st.booleans()):
         return f"{head}(x, n) :- {outer}(x, _), n = {kind} {target}: {{ {inner}(x, y){extra} }}."
     return f"{head}(0, n) :- n = {kind} {target}: {{ {inner}(x, y){extra} }}."

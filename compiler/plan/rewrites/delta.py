@@ -46,7 +46,7 @@ from compiler.plan.expr import conjoin
 from compiler.plan.nodes import Filter, Node, Ref, walk
 from compiler.plan.program import Fixpoint, Plan
 from compiler.plan.rewrites.cost import Cost, binary_arrangements, cost, delta_arrangements, label, other_arrangements
-from compiler.plan.rewrites.joins import Conditions, _flatten, _in_cluster, _rebuild, partition_conditions
+from compiler.plan.rewrites.joins import Conditions, _flatten, _in_cluster, _rebuild, partition_conditions, with_leaves
 
 JOIN_PLANS = ("auto", "binary", "delta")
 
@@ -197,18 +197,11 @@ def _rewrite(node: Node, recursive: frozenset, clusters: dict, choices: dict, me
                 if cluster.parts.general:
                     done = Filter(done, conjoin(cluster.parts.general), span=node.span)
             else:
-                done = _with_leaves(node, dict(zip(map(id, cluster.leaves), leaves)))
+                done = with_leaves(node, leaves)
         else:
             done = node.with_children([_rewrite(c, recursive, clusters, choices, memo) for c in node.children()])
         memo[key] = done
     return done
-
-
-def _with_leaves(node: Node, rewritten: dict) -> Node:
-    """A cluster's own tree over its rewritten leaves (by identity: _flatten returns the tree's leaf objects)."""
-    if id(node) in rewritten:
-        return rewritten[id(node)]
-    return node.with_children([_with_leaves(c, rewritten) for c in node.children()])
 
 
 def _connected(n: int, links) -> bool:

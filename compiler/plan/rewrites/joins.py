@@ -71,6 +71,19 @@ def _flatten(node: Node) -> tuple[list[Node], list]:
     return [node], []
 
 
+def with_leaves(cluster: Node, rewritten: list[Node]) -> Node:
+    """The cluster's own tree with its leaves, in _flatten's order, replaced by `rewritten`
+    (by position: one relation may be several leaves)."""
+    replacements = iter(rewritten)
+
+    def rebuild(node: Node) -> Node:
+        if isinstance(node, (Filter, Join)):  # as _flatten walks it
+            return node.with_children([rebuild(c) for c in node.children()])
+        return next(replacements)
+
+    return rebuild(cluster)
+
+
 def _equal(types, a: int, b: int):
     return Call("=", (Col(a, types[a]), Col(b, types[b])))
 
