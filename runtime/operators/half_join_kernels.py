@@ -35,27 +35,26 @@ from runtime.trace.kernels import C, _key_equal, _key_less, _seek
 
 
 @inlined
+def _time_prefix_equal(store, r, j, time, i, n):
+    """The first n coordinates of trace update j's time (rows r, r + 1, ... of the store)
+    equal those of probe i's time (a column of `time`)."""
+    for x in range(n):
+        if store[r + x, j] != time[x, i]:
+            return False
+    return True
+
+
+@inlined
 def _as_of(store, r, j, time, i, layers, strict):
     """Trace update j's time (rows r, r + 1, ... of the store) is <= probe i's time (a
     column of `time`), or < when `strict`, under the lattice `layers` describes."""
     d = time.shape[0]
-    if strict:
-        equal = True
-        for x in range(d):
-            if store[r + x, j] != time[x, i]:
-                equal = False
-                break
-        if equal:
-            return False
+    if strict and _time_prefix_equal(store, r, j, time, i, d):
+        return False
     x = d - 1
     while x > 0:  # innermost coordinate first, as Lattice.le recurses
         if layers[x] != 0:
-            outer_equal = True
-            for y in range(x):
-                if store[r + y, j] != time[y, i]:
-                    outer_equal = False
-                    break
-            if outer_equal:
+            if _time_prefix_equal(store, r, j, time, i, x):  # a flag decides between equal outer times only
                 return store[r + x, j] <= time[x, i]
         elif store[r + x, j] > time[x, i]:
             return False
@@ -64,47 +63,29 @@ def _as_of(store, r, j, time, i, layers, strict):
 
 
 @inlined
-def _first_not_before(store, lo, end, probe, q, w):
-    """The first position in [lo, end) whose first w rows do not sort before probe q's
-    first w rows, given that the positions before lo do (galloping from lo: the
-    position sought is usually near)."""
+def _gallop(store, lo, end, probe, i, w, less):
+    """The first position from lo on (before end) whose first w rows no longer sort before
+    (`less`) -- or no longer equal (not `less`) -- probe i's first w rows, given that the
+    positions before lo do. Galloping from lo: the position sought is usually near, and a
+    hub key's run of updates is measured without walking it."""
     hi = end
     step = 1
     while True:
         p = lo + step - 1
         if p >= end:
             break
-        if not _key_less(store, p, probe, q, w):
+        if not (_key_less(store, p, probe, i, w) if less else _key_equal(store, p, probe, i, w)):
             hi = p
             break
         lo = p + 1
         step *= 2
     while lo < hi:
         mid = (lo + hi) >> 1
-        if _key_less(store, mid, probe, q, w):
+        if _key_less(store, mid, probe, i, w) if less else _key_equal(store, mid, probe, i, w):
             lo = mid + 1
         else:
             hi = mid
     return lo
-
-
-@inlined
-def _run_end(store, lo, end, probe, i, k):
-    """The end of the run of positions from lo on whose key equals probe i's (galloping:
-    a hub key's run is measured without walking it)."""
-    step = 1
-    past = lo
-    while past + step - 1 < end and _key_equal(store, past + step - 1, probe, i, k):
-        past += step
-        step *= 2
-    hi = min(past + step - 1, end)
-    while past < hi:
-        mid = (past + hi) >> 1
-        if _key_equal(store, mid, probe, i, k):
-            past = mid + 1
-        else:
-            hi = mid
-    return past
 
 
 LOOKUPS = 4  # arrangements one extension intersects at most (the tuples' length)
@@ -165,7 +146,7 @@ def extend_segments(ready, data, time, diff, stores, fences, ends, lookups, keys
                 a = _seek(store, fences[c], k, start, end, probe, c, at[c, s])
                 at[c, s] = a
                 lo[c, s] = a
-                hi[c, s] = _run_end(store, a, end, probe, c, k)
+                hi[c, s] = _gallop(store, a, end, probe, c, k, False)
                 count += hi[c, s] - a
             if least < 0 or count < least:
                 proposer = c
@@ -193,7 +174,7 @@ def extend_segments(ready, data, time, diff, stores, fences, ends, lookups, keys
                         probe[kv + x, v] = value[places[v, x]]
                     held = 0
                     for t in range(ends[v].shape[0]):
-                        q = _first_not_before(other, lo[v, t], hi[v, t], probe, v, kv + width)
+                        q = _gallop(other, lo[v, t], hi[v, t], probe, v, kv + width, True)
                         while q < hi[v, t] and _key_equal(other, q, probe, v, kv + width):
                             if _as_of(other, kv + width, q, time, src, layers, strict[v]):
                                 held += other[other.shape[0] - 1, q]
