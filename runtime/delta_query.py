@@ -60,11 +60,12 @@ def _keep_distinct(collection, names):
     return collection.select(tuple(first.values())), list(first)
 
 
-def term_steps(atoms_vars: list[tuple[str, ...]], start: int) -> list[list[int]]:
-    """The lookups of term `start`, step by step: each step the atom with the most variables
-    bound so far (the earliest on a tie), then the other atoms that bind exactly its new
-    variables, when no atom of the step repeats a new variable (they are intersected; at most
-    LOOKUPS atoms a step, the others come later, their variables bound)."""
+def term_steps(atoms_vars: list[tuple[str, ...]], start: int) -> list[list[tuple[int, tuple[int, ...]]]]:
+    """The lookups of term `start`, step by step, as (atom, its key columns) pairs: each step
+    the atom with the most variables bound so far (the earliest on a tie), then the other
+    atoms that bind exactly its new variables, when no atom of the step repeats a new
+    variable (they are intersected; at most LOOKUPS atoms a step, the others come later,
+    their variables bound). An atom's key is its columns bound before its step."""
     bound = set(atoms_vars[start])
     steps, remaining = [], [j for j in range(len(atoms_vars)) if j != start]
 
@@ -77,15 +78,10 @@ def term_steps(atoms_vars: list[tuple[str, ...]], start: int) -> list[list[int]]
         step = [best]
         if len(set(new)) == len(new):
             step += [j for j in remaining if j != best and sorted(new_of(j)) == sorted(new)][: LOOKUPS - 1]
-        steps.append(step)
+        steps.append([(j, tuple(c for c, v in enumerate(atoms_vars[j]) if v in bound)) for j in step])
         remaining = [j for j in remaining if j not in step]
         bound |= set(new)
     return steps
-
-
-def term_order(atoms_vars: list[tuple[str, ...]], start: int) -> list[int]:
-    """The order in which term `start` visits the other atoms (its steps, one after another)."""
-    return [j for step in term_steps(atoms_vars, start) for j in step]
 
 
 def delta_query(atoms, output, fuel: int = FUEL):
@@ -118,16 +114,15 @@ def _term(atoms, i: int, output, fuel: int, as_of: bool):
     (or all as of <= t for an as-of join)."""
     stream, bound = _keep_distinct(*atoms[i])
     for step in term_steps([vs for _, vs in atoms], i):
-        first, first_names = atoms[step[0]]
-        new_cols = [c for c, v in enumerate(first_names) if v not in bound]
+        first, first_names = atoms[step[0][0]]
+        new_cols = [c for c in range(first.arity) if c not in step[0][1]]
         new = [first_names[c] for c in new_cols]  # the step's new columns, in its first atom's order
         lookups = []
-        for j in step:
+        for j, key_cols in step:
             relation, names = atoms[j]
-            key_cols = [c for c, v in enumerate(names) if v in bound]
-            val_cols = [c for c, v in enumerate(names) if v not in bound]
-            arranged = relation.select(key_cols + val_cols).arrange_by_key(len(key_cols))
-            place = range(len(val_cols)) if j == step[0] else [new.index(names[c]) for c in val_cols]
+            val_cols = [c for c in range(relation.arity) if c not in key_cols]
+            arranged = relation.select(list(key_cols) + val_cols).arrange_by_key(len(key_cols))
+            place = range(len(val_cols)) if j == step[0][0] else [new.index(names[c]) for c in val_cols]
             key = tuple(bound.index(names[c]) for c in key_cols)
             lookups.append(Lookup(arranged, key, tuple(place), strict=j > i and not as_of))
         op = ExtendOp(stream.dataflow, stream.stream, lookups, fuel)
@@ -137,4 +132,4 @@ def _term(atoms, i: int, output, fuel: int, as_of: bool):
     return stream.select([bound.index(v) for v in output])
 
 
-__all__ = ["as_of_query", "delta_query", "term_order", "term_steps"]
+__all__ = ["as_of_query", "delta_query", "term_steps"]

@@ -151,15 +151,20 @@ def test_three_relations_with_repeated_variables(steps):
 
 
 def test_term_steps_intersect_the_atoms_that_bind_the_same_new_variables():
-    assert [term_steps(["ab", "bc", "ac"], i) for i in range(3)] == [[[1, 2]], [[0, 2]], [[0, 1]]]
+    # (atom, key columns): each atom keyed by its columns bound before its step
+    assert [term_steps(["ab", "bc", "ac"], i) for i in range(3)] == [
+        [[(1, (0,)), (2, (0,))]],  # from ab: c from bc by b and from ac by a
+        [[(0, (1,)), (2, (1,))]],  # from bc: a from ab by b and from ac by c
+        [[(0, (0,)), (1, (1,))]],  # from ac: b from ab by a and from bc by c
+    ]
     # 4-cliques from ab: c from ac and bc, then d from ad, bd and cd
-    assert term_steps(["ab", "ac", "ad", "bc", "bd", "cd"], 0) == [[1, 3], [2, 4, 5]]
+    assert term_steps(["ab", "ac", "ad", "bc", "bd", "cd"], 0) == [[(1, (0,)), (3, (0,))], [(2, (0,)), (4, (0,)), (5, (0,))]]
     # different new variables ({z} and {z, w}), and a new variable repeated within an atom: one at a time
-    assert term_steps([("x", "y", "y"), ("y", "z"), ("z", "x", "w")], 0) == [[1], [2]]
-    assert term_steps([("x",), ("x", "y", "y"), ("x", "y")], 0) == [[1], [2]]
+    assert term_steps([("x", "y", "y"), ("y", "z"), ("z", "x", "w")], 0) == [[(1, (0,))], [(2, (0, 1))]]
+    assert term_steps([("x",), ("x", "y", "y"), ("x", "y")], 0) == [[(1, (0,))], [(2, (0, 1))]]
     # at most LOOKUPS atoms a step: the others are looked up once their variables are bound
     star = [("x",)] + [("x", "y")] * (LOOKUPS + 2)
-    assert term_steps(star, 0) == [list(range(1, LOOKUPS + 1)), [LOOKUPS + 1, LOOKUPS + 2]]
+    assert term_steps(star, 0) == [[(j, (0,)) for j in range(1, LOOKUPS + 1)], [(LOOKUPS + 1, (0, 1)), (LOOKUPS + 2, (0, 1))]]
 
 
 def star_atoms(e, label):
