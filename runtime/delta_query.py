@@ -21,8 +21,14 @@ that needs it (including the strict and non-strict lookups, see
 runtime.operators.half_join), and the terms' candidates flow in bounded chunks.
 
 Each term orders its lookups greedily: next the atom with the most variables
-already bound (the earliest on a tie), keyed by its bound columns. Variables
-repeated within an atom become equality filters.
+already bound (the earliest on a tie), keyed by its bound columns; the atoms
+that would bind exactly the same new variables (each once) join it in one step,
+an intersection (runtime.operators.half_join.ExtendOp): for each update the
+atom with the fewest matches under its key proposes the new values and the
+others validate them. So a triangle term extends an edge (a, c) by the b's of
+whichever of edge(a, _) and edge(_, c) is smaller -- a hub's two-paths are
+never formed -- and the only arrangements are edge by source and by target.
+Variables repeated within an atom become equality filters.
 
 `delta_query(atoms, output)`: `atoms` is a list of `(collection, variables)`
 with one variable name per column; `output` names the variables of the result,
@@ -34,7 +40,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.operators.half_join import FUEL
+from runtime.collection import Collection
+from runtime.operators.half_join import FUEL, ExtendOp, Lookup
+from runtime.operators.half_join_kernels import LOOKUPS
 from runtime.worker import DataflowError
 
 
@@ -52,16 +60,28 @@ def _keep_distinct(collection, names):
     return collection.select(tuple(first.values())), list(first)
 
 
-def term_order(atoms_vars: list[tuple[str, ...]], start: int) -> list[int]:
-    """The order in which term `start` visits the other atoms: most bound variables first."""
+def term_steps(atoms_vars: list[tuple[str, ...]], start: int) -> list[list[tuple[int, tuple[int, ...]]]]:
+    """The lookups of term `start`, step by step, as (atom, its key columns) pairs: each step
+    the atom with the most variables bound so far (the earliest on a tie), then the other
+    atoms that bind exactly its new variables, when no atom of the step repeats a new
+    variable (they are intersected; at most LOOKUPS atoms a step, the others come later,
+    their variables bound). An atom's key is its columns bound before its step."""
     bound = set(atoms_vars[start])
-    order, remaining = [], [j for j in range(len(atoms_vars)) if j != start]
+    steps, remaining = [], [j for j in range(len(atoms_vars)) if j != start]
+
+    def new_of(j):
+        return [v for v in atoms_vars[j] if v not in bound]
+
     while remaining:
         best = max(remaining, key=lambda j: (len(set(atoms_vars[j]) & bound), -j))
-        order.append(best)
-        remaining.remove(best)
-        bound |= set(atoms_vars[best])
-    return order
+        new = new_of(best)
+        step = [best]
+        if len(set(new)) == len(new):
+            step += [j for j in remaining if j != best and sorted(new_of(j)) == sorted(new)][: LOOKUPS - 1]
+        steps.append([(j, tuple(c for c, v in enumerate(atoms_vars[j]) if v in bound)) for j in step])
+        remaining = [j for j in remaining if j not in step]
+        bound |= set(new)
+    return steps
 
 
 def delta_query(atoms, output, fuel: int = FUEL):
@@ -92,23 +112,24 @@ def as_of_query(atoms, output, fuel: int = FUEL):
 def _term(atoms, i: int, output, fuel: int, as_of: bool):
     """Atom i's updates extended by lookups in the others: before i as of <= t, after i as of < t
     (or all as of <= t for an as-of join)."""
-    vars_of = [vs for _, vs in atoms]
     stream, bound = _keep_distinct(*atoms[i])
-    for j in term_order(vars_of, i):
-        relation, names = atoms[j]
-        key_cols = [c for c, v in enumerate(names) if v in bound]
-        val_cols = [c for c, v in enumerate(names) if v not in bound]
-        arranged = relation.select(key_cols + val_cols)
-        # The stream with the key variables first (in the arrangement's key order).
-        key_vars = [names[c] for c in key_cols]
-        front = [bound.index(v) for v in key_vars]
-        stream = stream.select(front + list(range(len(bound))))
-        stream = stream.half_join(arranged, key=len(key_cols), strict=j > i and not as_of, fuel=fuel)
-        # Rows are (key copies, bound..., values...): drop the key copies, and check
-        # variables repeated among the new values.
-        k = len(key_cols)
-        stream, bound = _keep_distinct(stream.select(range(k, stream.arity)), bound + [names[c] for c in val_cols])
+    for step in term_steps([vs for _, vs in atoms], i):
+        first, first_names = atoms[step[0][0]]
+        new_cols = [c for c in range(first.arity) if c not in step[0][1]]
+        new = [first_names[c] for c in new_cols]  # the step's new columns, in its first atom's order
+        lookups = []
+        for j, key_cols in step:
+            relation, names = atoms[j]
+            val_cols = [c for c in range(relation.arity) if c not in key_cols]
+            arranged = relation.select(list(key_cols) + val_cols).arrange_by_key(len(key_cols))
+            place = range(len(val_cols)) if j == step[0][0] else [new.index(names[c]) for c in val_cols]
+            key = tuple(bound.index(names[c]) for c in key_cols)
+            lookups.append(Lookup(arranged, key, tuple(place), strict=j > i and not as_of))
+        op = ExtendOp(stream.dataflow, stream.stream, lookups, fuel)
+        stream = Collection(stream.scope, op.output(), stream.types + tuple(first.types[c] for c in new_cols))
+        # Variables repeated among one atom's new values become filters.
+        stream, bound = _keep_distinct(stream, bound + new)
     return stream.select([bound.index(v) for v in output])
 
 
-__all__ = ["as_of_query", "delta_query", "term_order"]
+__all__ = ["as_of_query", "delta_query", "term_steps"]

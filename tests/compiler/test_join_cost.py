@@ -37,10 +37,12 @@ SHARED_INTERMEDIATE = RELATIONS + (
 # (program, plan chosen by auto, reason, binary figures, delta figures), figures as
 # Cost(records in units of N, arrangements, intermediates, lookups when each input changes once).
 SHAPES = {
-    # binary: edge by b, edge by a, (a, b, c) by (a, c): width 3, edge by (a, b); delta: edge by a, by b, by (a, b)
-    "triangle": (TRIANGLE, "delta", "cyclic", Cost(9, 4, 1, 5), Cost(6, 3, 0, 6)),
-    # binary: three edge arrangements and two intermediates of widths 3 and 4; delta: the same three of edge
-    "4-cycle": (FOUR_CYCLE, "delta", "cyclic", Cost(13, 5, 2, 9), Cost(6, 3, 0, 12)),
+    # binary: edge by b, edge by a, (a, b, c) by (a, c): width 3, edge by (a, b); delta: edge by a and by b
+    # (each term intersects the other two atoms, each keyed by its one bound column)
+    "triangle": (TRIANGLE, "delta", "cyclic", Cost(9, 4, 1, 5), Cost(4, 2, 0, 6)),
+    # binary: three edge arrangements and two intermediates of widths 3 and 4; delta: edge by a and by b
+    # (each term's second step intersects the two atoms that close the cycle)
+    "4-cycle": (FOUR_CYCLE, "delta", "cyclic", Cost(13, 5, 2, 9), Cost(4, 2, 0, 12)),
     # binary: edge by b, edge by a, (a, b, c) by c; delta: edge by a and by b
     "path of 3": (PATH3, "delta", "fewer records", Cost(7, 3, 1, 5), Cost(4, 2, 0, 6)),
     # binary: r, s, t, u by x, and (x, a, b), (x, a, b, c) by x; delta: r, s, t, u by x
@@ -111,5 +113,5 @@ def test_explain_shows_each_multiway_join_with_plan_reason_and_figures():
     assert "  q: 3-way acyclic join of r, s, u -> binary: the binary plan keeps fewer records" in section
     assert "    binary adds 2N in 1 arrangement, 5 lookups; delta adds 4N in 2 arrangements, 6 lookups" in section
     assert "  tri: 3-way cyclic join of r, r, r -> delta: cyclic: binary intermediates outgrow the inputs" in section
-    # r by b is p's anyway: the triangle's own figures less that arrangement
-    assert "    binary adds 7N in 3 arrangements (1 intermediate), 5 lookups; delta adds 4N in 2 arrangements, 6 lookups" in section
+    # r by b is p's anyway: the triangle's own figures less that arrangement (delta: r by a and by b)
+    assert "    binary adds 7N in 3 arrangements (1 intermediate), 5 lookups; delta adds 2N in 1 arrangement, 6 lookups" in section

@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runtime import Dataflow, DataflowError
-from runtime.delta_query import delta_query
+from runtime.delta_query import delta_query, term_steps
+from runtime.operators.half_join_kernels import LOOKUPS
 from runtime.reference import Multiset
 from tests.runtime.harness import check, toggles
 
@@ -149,15 +150,50 @@ def test_three_relations_with_repeated_variables(steps):
     check(query(mixed_atoms, "xyzw", mixed_binary), [3, 2, 3], steps, outputs=2)
 
 
+def test_term_steps_intersect_the_atoms_that_bind_the_same_new_variables():
+    # (atom, key columns): each atom keyed by its columns bound before its step
+    assert [term_steps(["ab", "bc", "ac"], i) for i in range(3)] == [
+        [[(1, (0,)), (2, (0,))]],  # from ab: c from bc by b and from ac by a
+        [[(0, (1,)), (2, (1,))]],  # from bc: a from ab by b and from ac by c
+        [[(0, (0,)), (1, (1,))]],  # from ac: b from ab by a and from bc by c
+    ]
+    # 4-cliques from ab: c from ac and bc, then d from ad, bd and cd
+    assert term_steps(["ab", "ac", "ad", "bc", "bd", "cd"], 0) == [[(1, (0,)), (3, (0,))], [(2, (0,)), (4, (0,)), (5, (0,))]]
+    # different new variables ({z} and {z, w}), and a new variable repeated within an atom: one at a time
+    assert term_steps([("x", "y", "y"), ("y", "z"), ("z", "x", "w")], 0) == [[(1, (0,))], [(2, (0, 1))]]
+    assert term_steps([("x",), ("x", "y", "y"), ("x", "y")], 0) == [[(1, (0,))], [(2, (0, 1))]]
+    # at most LOOKUPS atoms a step: the others are looked up once their variables are bound
+    star = [("x",)] + [("x", "y")] * (LOOKUPS + 2)
+    assert term_steps(star, 0) == [[(j, (0,)) for j in range(1, LOOKUPS + 1)], [(LOOKUPS + 1, (0, 1)), (LOOKUPS + 2, (0, 1))]]
+
+
+def star_atoms(e, label):
+    return [(label, "x")] + [(e, "xy")] * (LOOKUPS + 2)
+
+
+def star_binary(e, label):
+    joined = label.join(e, key=1)  # (x, y)
+    for _ in range(LOOKUPS + 1):
+        joined = joined.join(e.select((0, 1)), key=2)  # the same (x, y) again: multiplicities multiply
+    return joined
+
+
+@settings(max_examples=20, deadline=None)
+@given(toggles(2, [2, 1], values=3, max_updates=8, max_steps=4))
+def test_more_atoms_binding_one_variable_than_an_intersection_takes(steps):
+    check(query(lambda e, label: star_atoms(e, label), "xy", star_binary), [2, 1], steps, outputs=2)
+
+
 def test_delta_query_shares_one_arrangement_per_relation_and_key():
     df = Dataflow()
     _, e = df.new_input("e", 2)
     delta_query(triangle_atoms(e), "abc")
     delta_query(triangle_atoms(e), "abc")
-    traces = {id(op.trace) for op in df.ops if op.name == "half_join"}
-    halves = sum(op.name == "half_join" for op in df.ops)
-    # keys: e by a (src), e by b (dst), e by (a, c) both columns -- each arranged once for both queries
-    assert halves == 12 and len(traces) == 3
+    steps = [op for op in df.ops if op.name == "half_join"]
+    traces = {id(t) for op in steps for t in op.traces}
+    # one step per term, each intersecting two lookups (the third variable is proposed by one edge
+    # atom and validated by the other); keys: e by source, e by target -- each arranged once for both queries
+    assert len(steps) == 6 and all(len(op.lookups) == 2 for op in steps) and len(traces) == 2
 
 
 def test_delta_query_errors():
@@ -174,13 +210,14 @@ def test_delta_query_errors():
 # -- as-of joins -------------------------------------------------------------------------
 
 
-def as_of_oracle(history, until):
-    """Output accumulated at `until`: each order update at t times the prices accumulated at t."""
+def as_of_oracle(history, until, strict=False):
+    """Output accumulated at `until`: each order update at t times the prices accumulated at t
+    (before t when `strict`)."""
     out = Counter()
     for which, row, diff, t in history:
         if which != 0 or t > until:
             continue
-        for (item, price), c in _accumulated(history, 1, t).items():
+        for (item, price), c in _accumulated(history, 1, t - 1 if strict else t).items():
             if item == row[0]:
                 out[row + (price,)] += diff * c
     return Counter({r: c for r, c in out.items() if c})
@@ -198,8 +235,13 @@ def _run_as_of(steps):
     df = Dataflow()
     (oi, orders), (pi, prices) = df.new_input("orders", 2), df.new_input("prices", 2)
     half = orders.as_of_join(prices).capture()
+    strict = orders.half_join(prices, strict=True).capture()
     blips = orders.differentiate()
     calculus = blips.join(prices.enter_at(blips.scope)).integrate().capture()
+    # Half joins in the AltNeu scope, where the lattice orders alt < neu: prices entered at alt
+    # count at the order's own time, entered at neu only before it.
+    alt = blips.half_join(prices.enter_at(blips.scope)).integrate().capture()
+    neu = blips.half_join(prices.enter_at(blips.scope, neu=True)).integrate().capture()
     handles, history, epoch = (oi, pi), [], 0
     for updates, advance in steps:
         for which, row, diff, dt in updates:
@@ -213,6 +255,8 @@ def _run_as_of(steps):
             expected = as_of_oracle(history, t)
             assert half.contents(t) == expected, f"half join at {t}"
             assert calculus.contents(t) == expected, f"differentiate/join/integrate at {t}"
+            assert alt.contents(t) == expected, f"half join at alt in the AltNeu scope at {t}"
+            assert strict.contents(t) == neu.contents(t) == as_of_oracle(history, t, strict=True), f"strict at {t}"
     return half
 
 

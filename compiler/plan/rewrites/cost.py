@@ -22,8 +22,9 @@ The binary plan is the left-deep tree order_joins builds: it arranges both
 inputs of each join, so its first leaf, each next leaf, and every intermediate
 but the last (the cluster's result, which both plans produce) are arranged.
 The delta plan is runtime.delta_query's: one term per leaf, each extending the
-leaf's updates by lookups in the other leaves' arrangements in `term_order`,
-keyed by the columns bound so far; it arranges no intermediate.
+leaf's updates by lookups in the other leaves' arrangements (`term_steps`: each
+leaf keyed by the columns bound before its step; leaves that bind the same new
+columns are intersected in one step); it arranges no intermediate.
 
 `Cost.records` is the sum of widths of the arrangements a plan adds (in units
 of N), `arrangements` their number, `lookups` the arrangement lookups when
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from runtime.delta_query import term_order
+from runtime.delta_query import term_steps
 
 from compiler.plan.delta import DeltaJoin
 from compiler.plan.nodes import Aggregate, Antijoin, Distinct, Filter, Join, Node, Project, Ref, Scan, walk
@@ -87,12 +88,10 @@ def delta_arrangements(join: DeltaJoin, terms=None) -> tuple[list[Arrangement], 
     names = [tuple(variables[offsets[k] + c] for c in range(leaf.arity)) for k, leaf in enumerate(join.inputs)]
     arranged, lookups = [], 0
     for i in range(len(join.inputs)) if terms is None else terms:
-        bound = set(names[i])
-        for j in term_order(names, i):
-            key = tuple(c for c, v in enumerate(names[j]) if v in bound)
-            arranged.append(Arrangement(join.inputs[j], key, join.inputs[j].arity, False))
-            bound |= set(names[j])
-            lookups += 1
+        for step in term_steps(names, i):
+            for j, key in step:
+                arranged.append(Arrangement(join.inputs[j], key, join.inputs[j].arity, False))
+                lookups += 1
     return arranged, lookups
 
 
