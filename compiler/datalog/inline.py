@@ -202,14 +202,15 @@ class _Inliner:
     def _unify(self, arg: Term, term: Term, binding: dict[str, Term], equalities: list) -> None:
         """Unify an argument of the use with the head term of a clause: a head variable
         stands for the argument, a record or ADT value written out on both sides unifies
-        field by field; anything else is an equality `argument = head term`."""
+        field by field; anything else is an equality `argument = head term`. A `_` of the
+        argument, inside a record or ADT value too, is a variable of its own."""
         if isinstance(term, Variable) and term.name not in binding:
-            binding[term.name] = self._variable(arg.span) if isinstance(arg, Wildcard) else arg
+            binding[term.name] = self._named(arg)
         elif _same_shape(arg, term):
             for a, t in zip(arg.args, term.args):
                 self._unify(a, t, binding, equalities)
         elif not isinstance(arg, Wildcard):
-            equalities.append((arg, term))
+            equalities.append((self._named(arg), term))
 
     def _renamed(self, clause):
         """The clause with every variable renamed apart from everything else."""
@@ -223,6 +224,10 @@ class _Inliner:
             return node
 
         return map_nodes(clause, rename)
+
+    def _named(self, term: Term) -> Term:
+        """`term` with each `_` in it replaced by a fresh variable."""
+        return map_nodes(term, lambda n: self._variable(n.span) if isinstance(n, Wildcard) else n)
 
     def _variable(self, span) -> Variable:
         return Variable(f"<inlined__{next(self.fresh)}>", span=span)
