@@ -84,7 +84,7 @@ def lookup_positions(lead, key, probe_lead, probe_key):
     owner = np.empty(cap, np.int64)
     pos = np.empty(cap, np.int64)
     m = 0
-    lo = 0
+    lo = np.int64(0)  # not the literal 0: a helper called with it would be compiled for it too
     for i in range(probe_lead.shape[0]):
         lo = _seek(lead, key, probe_lead, probe_key, i, lo)
         j = lo
@@ -144,7 +144,8 @@ def _merge_runs(order, buffer, lo, mid, hi, first, rows):
         buffer[k] = order[j]
         j += 1
         k += 1
-    order[lo:hi] = buffer[lo:hi]
+    for i in range(lo, hi):  # a loop: a slice assignment compiles numba's shape-error formatting (a second)
+        order[i] = buffer[i]
 
 
 @helper
@@ -257,52 +258,15 @@ def _first_is_lead(first, rows):
 
 
 @helper
-def _spans(first, rows, time, use_first):
-    """Minimum and bit width of every sort column, least significant first
-    (time rows from the last, then rows from the last, then `first`)."""
-    count = time.shape[0] + rows.shape[0] + (1 if use_first else 0)
-    least = np.empty(count, np.int64)
-    bits = np.empty(count, np.int64)
-    c = 0
-    for r in range(time.shape[0] - 1, -1, -1):
-        least[c], bits[c] = _span(time[r])
-        c += 1
-    for r in range(rows.shape[0] - 1, -1, -1):
-        least[c], bits[c] = _span(rows[r])
-        c += 1
-    if use_first:
-        least[c], bits[c] = _span(first)
-    return least, bits
-
-
-@helper
-def _fold(col, keys, least, shift):
-    if shift >= 64:  # a constant column after 64 bits of others adds nothing (and << 64 is undefined)
-        return
-    base = np.uint64(least)
-    sh = np.uint64(shift)
-    for i in range(col.shape[0]):
-        keys[i] |= (np.uint64(col[i]) - base) << sh
-
-
-@helper
-def _packed_keys(first, rows, time, use_first, least, bits):
-    """Every row's sort columns packed into one uint64 (the primary in the top bits)."""
-    n = max(first.shape[0], rows.shape[1], time.shape[1])
-    keys = np.zeros(n, np.uint64)
-    c = 0
-    shift = 0
-    for r in range(time.shape[0] - 1, -1, -1):
-        _fold(time[r], keys, least[c], shift)
-        shift += bits[c]
-        c += 1
-    for r in range(rows.shape[0] - 1, -1, -1):
-        _fold(rows[r], keys, least[c], shift)
-        shift += bits[c]
-        c += 1
-    if use_first:
-        _fold(first, keys, least[c], shift)
-    return keys
+def _sort_column(first, rows, time, c):
+    """Sort column c, least significant first: time rows from the last, then rows
+    from the last, then `first`."""
+    if c < time.shape[0]:
+        return time[time.shape[0] - 1 - c]
+    c -= time.shape[0]
+    if c < rows.shape[0]:
+        return rows[rows.shape[0] - 1 - c]
+    return first
 
 
 @helper
@@ -324,15 +288,32 @@ def _unfold(keys, col, least, shift, width):
 @helper
 def _sorted_keys(first, rows, time, use_first):
     """(fits, keys, order, least, bits): when the sort columns' ranges fit in 64
-    bits together, their packed keys sorted by radix passes, with the permutation
-    that sorts the rows (and each column's minimum and width, from `_spans`)."""
+    bits together, their packed keys (the primary in the top bits) sorted by radix
+    passes, with the permutation that sorts the rows; and each sort column's
+    minimum and bit width (see `_sort_column`). One helper, not one per step: each
+    compiled helper costs a first run a fixed part of a second."""
     n = max(first.shape[0], rows.shape[1], time.shape[1])
     order = np.arange(n)
-    least, bits = _spans(first, rows, time, use_first)
-    if bits.sum() > 64:
+    count = time.shape[0] + rows.shape[0] + (1 if use_first else 0)
+    least = np.empty(count, np.int64)
+    bits = np.empty(count, np.int64)
+    total = np.int64(0)  # not the literal 0: _radix_passes would be compiled for it too
+    for c in range(count):
+        least[c], bits[c] = _span(_sort_column(first, rows, time, c))
+        total += bits[c]
+    if total > 64:
         return False, np.empty(0, np.uint64), order, least, bits
-    keys = _packed_keys(first, rows, time, use_first, least, bits)
-    keys, order = _radix_passes(keys, order, bits.sum())
+    keys = np.zeros(n, np.uint64)
+    shift = 0
+    for c in range(count):
+        if shift < 64:  # a constant column after 64 bits of others adds nothing (and << 64 is undefined)
+            col = _sort_column(first, rows, time, c)
+            base = np.uint64(least[c])
+            sh = np.uint64(shift)
+            for i in range(n):
+                keys[i] |= (np.uint64(col[i]) - base) << sh
+        shift += bits[c]
+    keys, order = _radix_passes(keys, order, total)
     return True, keys, order, least, bits
 
 
@@ -364,12 +345,8 @@ def lex_order(first, rows, time):
 @helper
 def _column_passes(first, rows, time, use_first, order):
     """Sort `order` by the columns one at a time, least significant first (ranges too wide to pack)."""
-    for r in range(time.shape[0] - 1, -1, -1):
-        order = _sort_by_column(time[r], order)
-    for r in range(rows.shape[0] - 1, -1, -1):
-        order = _sort_by_column(rows[r], order)
-    if use_first:
-        order = _sort_by_column(first, order)
+    for c in range(time.shape[0] + rows.shape[0] + (1 if use_first else 0)):
+        order = _sort_by_column(_sort_column(first, rows, time, c), order)
     return order
 
 
@@ -519,20 +496,12 @@ def arrange(lead, cols, time, diff):
             run_keys = run_keys[:m]
             out_time = np.empty((time.shape[0], m), np.int64)
             out_cols = np.empty((cols.shape[0], m), np.int64)
-            c = 0
-            shift = 0
-            for r in range(time.shape[0] - 1, -1, -1):
-                _unfold(run_keys, out_time[r], least[c], shift, bits[c])
+            out_lead = np.empty(m if use_first else 0, np.int64)
+            shift = np.int64(0)  # not the literal 0, for which _unfold would be compiled too
+            for c in range(bits.shape[0]):
+                _unfold(run_keys, _sort_column(out_lead, out_cols, out_time, c), least[c], shift, bits[c])
                 shift += bits[c]
-                c += 1
-            for r in range(cols.shape[0] - 1, -1, -1):
-                _unfold(run_keys, out_cols[r], least[c], shift, bits[c])
-                shift += bits[c]
-                c += 1
-            if use_first:
-                out_lead = np.empty(m, np.int64)
-                _unfold(run_keys, out_lead, least[c], shift, bits[c])
-            else:
+            if not use_first:
                 out_lead = out_cols[0].copy()
             return out_lead, out_cols, out_time, run_diff[:m].copy()
         # Ranges too wide to pack: the packing's spans are not computed a second time.

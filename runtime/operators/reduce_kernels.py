@@ -324,9 +324,44 @@ def _in_advance(frontier, x, y):
 
 @helper
 def _order_by_xy(el, size, order):
-    """order[:size]: the group's elements (columns of el) sorted by (x, y), for large groups."""
-    by_y = np.argsort(el[1, :size], kind="mergesort")
-    order[:size] = by_y[np.argsort(el[0, :size][by_y], kind="mergesort")]
+    """order[:size]: the group's elements (columns of el) sorted by (x, y), for large groups.
+
+    A bottom-up merge sort of positions, written out: numba's argsort and fancy indexing
+    cost seconds of a first run's compilation."""
+    for i in range(size):
+        order[i] = i
+    src, dst = order, np.empty(size, np.int64)
+    in_order = True  # which of the two holds the runs merged last
+    width = 1
+    while width < size:
+        lo = 0
+        while lo < size:
+            mid, hi = min(lo + width, size), min(lo + 2 * width, size)
+            a, b, o = lo, mid, lo
+            while a < mid and b < hi:
+                ea, eb = src[a], src[b]
+                if el[0, eb] < el[0, ea] or (el[0, eb] == el[0, ea] and el[1, eb] < el[1, ea]):
+                    dst[o] = eb
+                    b += 1
+                else:
+                    dst[o] = ea
+                    a += 1
+                o += 1
+            while a < mid:
+                dst[o] = src[a]
+                a += 1
+                o += 1
+            while b < hi:
+                dst[o] = src[b]
+                b += 1
+                o += 1
+            lo = hi
+        src, dst = dst, src
+        in_order = not in_order
+        width *= 2
+    if not in_order:
+        for i in range(size):
+            order[i] = src[i]
 
 
 @helper
@@ -340,7 +375,18 @@ def _grown(el, order, size):
 def _grown_kept(block, size):
     """A (r, room) block with room for at least `size` columns, contents kept."""
     more = np.empty((block.shape[0], max(size, 2 * block.shape[1])), np.int64)
-    more[:, : block.shape[1]] = block
+    for r in range(block.shape[0]):  # loops: a slice assignment compiles numba's broadcasting code
+        for c in range(block.shape[1]):
+            more[r, c] = block[r, c]
+    return more
+
+
+@helper
+def _grown_row(row, size):
+    """A row with room for at least `size` entries, contents kept."""
+    more = np.empty(max(size, 2 * row.shape[0]), np.int64)
+    for c in range(row.shape[0]):
+        more[c] = row[c]
     return more
 
 
@@ -349,9 +395,12 @@ def _grown_out(g, t, diff, size):
     """Output arrays with room for at least `size` rows, contents kept."""
     room = max(size, 2 * g.shape[0])
     g2, t2, d2 = np.empty(room, np.int64), np.empty((t.shape[0], room), np.int64), np.empty(room, np.int64)
-    g2[: g.shape[0]] = g
-    t2[:, : g.shape[0]] = t
-    d2[: diff.shape[0]] = diff
+    for c in range(g.shape[0]):
+        g2[c] = g[c]
+        for r in range(t.shape[0]):
+            t2[r, c] = t[r, c]
+    for c in range(diff.shape[0]):
+        d2[c] = diff[c]
     return g2, t2, d2
 
 
@@ -475,26 +524,22 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
             if beyond:
                 first[s] = stop[s] = 0
                 continue
+            # One code path for both traces: each inlined helper is compiled once per call site.
             inside = s < n_in
+            store = in_store if inside else out_store
+            fence = in_fence if inside else out_fence
             if inside:
                 start = in_ends[s - 1] if s else 0
                 end = in_ends[s]
-                j = _seek(in_store, in_fence, k, start, end, key, p, cur[s])
-                e = j
-                while e < end and _key_equal(in_store, e, key, p, k):
-                    e += 1
             else:
                 start = out_ends[s - n_in - 1] if s > n_in else 0
                 end = out_ends[s - n_in]
-                j = _seek(out_store, out_fence, k, start, end, key, p, cur[s])
-                e = j
-                while e < end and _key_equal(out_store, e, key, p, k):
-                    e += 1
+            j = _seek(store, fence, k, start, end, key, p, cur[s])
+            e = j
+            while e < end and _key_equal(store, e, key, p, k):
+                e += 1
             for c in range(k):
-                if e == end:
-                    head[s, c] = _LAST
-                else:
-                    head[s, c] = in_store[c, e] if inside else out_store[c, e]
+                head[s, c] = _LAST if e == end else store[c, e]
             first[s] = j
             stop[s] = e
             cur[s] = e
@@ -514,9 +559,10 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
             m += 1
         for s in range(segments):
             inside = s < n_in
+            store = in_store if inside else out_store
             for j in range(first[s], stop[s]):
                 for c in range(d):
-                    t = in_store[k + c, j] if inside else out_store[k + c, j]
+                    t = store[k + c, j]
                     if single:
                         t = max(t, since[c, 0])
                     elif since.shape[1]:
@@ -528,7 +574,7 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
                 if d == 1:
                     el[1, m] = 0
                 el[2, m] = 1 if inside else 2
-                el[3, m] = in_store[k + d, j] if inside else out_store[k + d, j]
+                el[3, m] = store[k + d, j]
                 m += 1
         if size <= CHAIN_LIMIT:  # insertion sort by (x, y), here: a helper call costs more
             for a in range(size):
@@ -588,7 +634,7 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
         if n_aside + size > aside.shape[1]:
             aside = _grown_kept(aside, n_aside + size)
         if n_general + 2 > general.shape[0]:
-            general = np.concatenate((general, np.empty(general.shape[0] + 2, np.int64)))
+            general = _grown_row(general, n_general + 2)
         for r in range(size):
             for c in range(4):
                 aside[c, n_aside + r] = el[c, r]
@@ -596,7 +642,7 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
         n_general += 1
         n_aside += size
         if n_general + 1 > bounds_aside.shape[0]:
-            bounds_aside = np.concatenate((bounds_aside, np.zeros(bounds_aside.shape[0], np.int64)))
+            bounds_aside = _grown_row(bounds_aside, n_general + 1)
         bounds_aside[n_general] = n_aside
         p = q
     return (out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later],

@@ -50,7 +50,7 @@ def _key_equal(store, j, probe, i, k):
     return True
 
 
-@inlined
+@kernel(C, C, I, I, I, M, I, I)  # one signature for every caller; inlined, it was typed again at every call site
 def _seek(store, fence, k, start, end, probe, i, lo):
     """The first position in [start, end) whose key is not before probe i's, looking
     from `lo` (where the previous probe was found)."""

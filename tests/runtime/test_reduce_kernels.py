@@ -1,6 +1,5 @@
 """The reduce kernels against each other and against a brute-force closure."""
 
-from itertools import combinations
 
 import numpy as np
 from hypothesis import given, settings
@@ -22,14 +21,13 @@ def _columns(groups, depth):
 
 
 def _brute_closure(new, hist):
-    """Joins of subsets of new ∪ hist that contain a new time (product order)."""
+    """Joins of subsets of new ∪ hist that contain a new time (product order): the new
+    times, closed under joining with any time of either."""
     gens = set(new) | set(hist)
-    out = set()
-    for n in set(new):
-        others = sorted(gens)
-        for k in range(len(others) + 1):
-            for subset in combinations(others, k):
-                out.add(tuple(max(c) for c in zip(n, *subset)))
+    out = found = set(new)
+    while found:
+        found = {tuple(max(a, b) for a, b in zip(c, g)) for c in found for g in gens} - out
+        out = out | found
     return out
 
 
@@ -106,15 +104,14 @@ def test_distinct_equals_its_definition(data):
     depth = data.draw(st.sampled_from([1, 2]))
     coordinate = st.integers(0, 5)
     time = st.tuples(*[coordinate] * depth)
-    chain = st.lists(st.integers(0, 5), min_size=1, max_size=12).map(
-        lambda xs: [tuple([x] * depth) for x in xs])  # (x, x): pairwise comparable
+    def chain(most, size):  # (x, x): pairwise comparable
+        return st.lists(st.integers(0, most), min_size=1, max_size=size).map(lambda xs: [tuple([x] * depth) for x in xs])
     ngroups = data.draw(st.integers(1, 4))
     new, inputs, outputs = [], [], []
     for _ in range(ngroups):
         if data.draw(st.booleans()):
-            times = data.draw(chain)
-            long = data.draw(st.booleans())
-            times = times * (4 if long else 1)
+            # A long chain has more elements than distinct_fused sorts by insertion.
+            times = data.draw(chain(60, 60) if data.draw(st.booleans()) else chain(5, 12))
         else:
             times = data.draw(st.lists(time, min_size=1, max_size=10))
         k = data.draw(st.integers(1, len(times)))
@@ -153,3 +150,15 @@ def test_distinct_equals_its_definition(data):
         expected_later += [(g, t) for t in later]
     assert got == sorted(expected)
     assert got_later == sorted(expected_later)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3)), min_size=0, max_size=80), st.integers(0, 5))
+def test_order_by_xy_is_a_stable_sort(points, spare):
+    """distinct_fused's sort of a large group's elements: by x, then y, ties in place order."""
+    el = np.zeros((4, len(points) + spare), np.int64)
+    if points:
+        el[:2, : len(points)] = np.array(points, np.int64).T
+    order = np.full(len(points) + spare, -1, np.int64)
+    kernels._order_by_xy(el, len(points), order)
+    assert order[: len(points)].tolist() == sorted(range(len(points)), key=lambda i: points[i])
