@@ -222,17 +222,6 @@ def _radix_passes(keys, order, bits):
 
 
 @helper
-def _sort_by_column(col, order):
-    """Reorder `order` stably by col[order]."""
-    least, bits = _span(col)
-    keys = np.empty(order.shape[0], np.uint64)
-    base = np.uint64(least)
-    for i in range(order.shape[0]):
-        keys[i] = np.uint64(col[order[i]]) - base
-    return _radix_passes(keys, order, bits)[1]
-
-
-@helper
 def _lex_less(first, rows, time, i, j):
     """Row i < row j in (first, rows, time) order; an empty `first` is left out."""
     if first.shape[0] and first[i] != first[j]:
@@ -344,9 +333,16 @@ def lex_order(first, rows, time):
 
 @helper
 def _column_passes(first, rows, time, use_first, order):
-    """Sort `order` by the columns one at a time, least significant first (ranges too wide to pack)."""
+    """Sort `order` stably by the columns one at a time, least significant first
+    (ranges too wide to pack)."""
+    keys = np.empty(order.shape[0], np.uint64)
     for c in range(time.shape[0] + rows.shape[0] + (1 if use_first else 0)):
-        order = _sort_by_column(_sort_column(first, rows, time, c), order)
+        col = _sort_column(first, rows, time, c)
+        least, bits = _span(col)
+        base = np.uint64(least)
+        for i in range(order.shape[0]):
+            keys[i] = np.uint64(col[order[i]]) - base
+        order = _radix_passes(keys, order, bits)[1]
     return order
 
 

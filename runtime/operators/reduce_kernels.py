@@ -365,13 +365,6 @@ def _order_by_xy(el, size, order):
 
 
 @helper
-def _grown(el, order, size):
-    """The group's scratch, room for at least `size` elements (contents not kept)."""
-    room = max(size, 2 * el.shape[1])
-    return np.empty((el.shape[0], room), np.int64), np.empty(room, np.int64)
-
-
-@helper
 def _grown_kept(block, size):
     """A (r, room) block with room for at least `size` columns, contents kept."""
     more = np.empty((block.shape[0], max(size, 2 * block.shape[1])), np.int64)
@@ -388,20 +381,6 @@ def _grown_row(row, size):
     for c in range(row.shape[0]):
         more[c] = row[c]
     return more
-
-
-@helper
-def _grown_out(g, t, diff, size):
-    """Output arrays with room for at least `size` rows, contents kept."""
-    room = max(size, 2 * g.shape[0])
-    g2, t2, d2 = np.empty(room, np.int64), np.empty((t.shape[0], room), np.int64), np.empty(room, np.int64)
-    for c in range(g.shape[0]):
-        g2[c] = g[c]
-        for r in range(t.shape[0]):
-            t2[r, c] = t[r, c]
-    for c in range(diff.shape[0]):
-        d2[c] = diff[c]
-    return g2, t2, d2
 
 
 @kernel(M, V, V, M, I)
@@ -545,11 +524,11 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
             cur[s] = e
             size += e - j
         if size > el.shape[1]:
-            el, order = _grown(el, order, size)
+            el, order = _grown_kept(el, size), _grown_row(order, size)
         if n_out + size > out_d.shape[0]:
-            out_g, out_t, out_d = _grown_out(out_g, out_t, out_d, n_out + size)
+            out_g, out_t, out_d = _grown_row(out_g, n_out + size), _grown_kept(out_t, n_out + size), _grown_row(out_d, n_out + size)
         if n_later + size > later_g.shape[0]:
-            later_g, later_t, _ = _grown_out(later_g, later_t, later_g, n_later + size)
+            later_g, later_t = _grown_row(later_g, n_later + size), _grown_kept(later_t, n_later + size)
         m = 0
         for r in range(p, q):
             el[0, m] = time[0, r]
