@@ -41,6 +41,16 @@ def _column_less(a, i, b, j):
 
 
 @helper
+def grown_row(row, size):
+    """A row with room for at least `size` entries, contents kept (a loop: numba's
+    concatenate and slice assignment cost a first run more to compile)."""
+    more = np.empty(max(size, 2 * row.shape[0]), np.int64)
+    for c in range(row.shape[0]):
+        more[c] = row[c]
+    return more
+
+
+@helper
 def _before(lead, key, j, h, probe_key, i):
     """Update j's key sorts before probe i's: (lead, key columns) compared in order."""
     if lead[j] != h:
@@ -90,9 +100,8 @@ def lookup_positions(lead, key, probe_lead, probe_key):
         j = lo
         while j < n and lead[j] == probe_lead[i] and same_columns(key, j, probe_key, i):
             if m == cap:
-                cap *= 2
-                owner = np.concatenate((owner, np.empty(cap - m, np.int64)))
-                pos = np.concatenate((pos, np.empty(cap - m, np.int64)))
+                owner, pos = grown_row(owner, m + 1), grown_row(pos, m + 1)
+                cap = owner.shape[0]
             owner[m] = i
             pos[m] = j
             m += 1
@@ -247,6 +256,15 @@ def _first_is_lead(first, rows):
 
 
 @helper
+def _identity(n):
+    """0, 1, ..., n - 1 (np.arange, compiled by numba, costs a first run more)."""
+    order = np.empty(n, np.int64)
+    for i in range(n):
+        order[i] = i
+    return order
+
+
+@helper
 def _sort_column(first, rows, time, c):
     """Sort column c, least significant first: time rows from the last, then rows
     from the last, then `first`."""
@@ -282,7 +300,7 @@ def _sorted_keys(first, rows, time, use_first):
     minimum and bit width (see `_sort_column`). One helper, not one per step: each
     compiled helper costs a first run a fixed part of a second."""
     n = max(first.shape[0], rows.shape[1], time.shape[1])
-    order = np.arange(n)
+    order = _identity(n)
     count = time.shape[0] + rows.shape[0] + (1 if use_first else 0)
     least = np.empty(count, np.int64)
     bits = np.empty(count, np.int64)
@@ -317,7 +335,7 @@ def lex_order(first, rows, time):
     """
     n = max(first.shape[0], rows.shape[1], time.shape[1])
     if n <= _INSERTION:
-        order = np.arange(n)
+        order = _identity(n)
         for i in range(1, n):
             x = order[i]
             j = i - 1
@@ -376,7 +394,7 @@ def sort_rows(first, rows):
     while bounds[-1] < n and len(bounds) <= _MERGE_RUNS:
         bounds.append(_sorted_prefix(first, rows, bounds[-1]))
     if bounds[-1] == n:
-        order = np.arange(n)
+        order = _identity(n)
         buffer = np.empty(n, np.int64)
         while len(bounds) > 2:
             merged = [0]

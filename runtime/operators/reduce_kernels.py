@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from runtime.jit import helper, inlined, kernel
-from runtime.kernels import I, M, V, nt, same_columns
+from runtime.kernels import I, M, V, grown_row, nt, same_columns
 from runtime.trace.kernels import C, _key_equal, _seek
 
 B = nt.Array(nt.boolean, 1, "A")
@@ -374,15 +374,6 @@ def _grown_kept(block, size):
     return more
 
 
-@helper
-def _grown_row(row, size):
-    """A row with room for at least `size` entries, contents kept."""
-    more = np.empty(max(size, 2 * row.shape[0]), np.int64)
-    for c in range(row.shape[0]):
-        more[c] = row[c]
-    return more
-
-
 @kernel(M, V, V, M, I)
 def distinct_general(el, bounds, group, frontier, depth):
     """distinct_fused's work for the keys whose times are not a chain (set aside by it, so
@@ -462,7 +453,10 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
     cur = np.zeros(segments, np.int64)  # each segment's position: keys come ascending
     first = np.zeros(segments, np.int64)  # the current key's updates in each segment: [first, stop)
     stop = np.zeros(segments, np.int64)
-    head = np.full((segments, k), _FIRST, np.int64)  # the key at cur (before any: the least key)
+    head = np.empty((segments, k), np.int64)  # the key at cur (before any: the least key)
+    for s in range(segments):
+        for c in range(k):
+            head[s, c] = _FIRST
     for s in range(1, n_in):
         cur[s] = in_ends[s - 1]
     for s in range(1, out_ends.shape[0]):
@@ -524,11 +518,11 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
             cur[s] = e
             size += e - j
         if size > el.shape[1]:
-            el, order = _grown_kept(el, size), _grown_row(order, size)
+            el, order = _grown_kept(el, size), grown_row(order, size)
         if n_out + size > out_d.shape[0]:
-            out_g, out_t, out_d = _grown_row(out_g, n_out + size), _grown_kept(out_t, n_out + size), _grown_row(out_d, n_out + size)
+            out_g, out_t, out_d = grown_row(out_g, n_out + size), _grown_kept(out_t, n_out + size), grown_row(out_d, n_out + size)
         if n_later + size > later_g.shape[0]:
-            later_g, later_t = _grown_row(later_g, n_later + size), _grown_kept(later_t, n_later + size)
+            later_g, later_t = grown_row(later_g, n_later + size), _grown_kept(later_t, n_later + size)
         m = 0
         for r in range(p, q):
             el[0, m] = time[0, r]
@@ -613,7 +607,7 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
         if n_aside + size > aside.shape[1]:
             aside = _grown_kept(aside, n_aside + size)
         if n_general + 2 > general.shape[0]:
-            general = _grown_row(general, n_general + 2)
+            general = grown_row(general, n_general + 2)
         for r in range(size):
             for c in range(4):
                 aside[c, n_aside + r] = el[c, r]
@@ -621,7 +615,7 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
         n_general += 1
         n_aside += size
         if n_general + 1 > bounds_aside.shape[0]:
-            bounds_aside = _grown_row(bounds_aside, n_general + 1)
+            bounds_aside = grown_row(bounds_aside, n_general + 1)
         bounds_aside[n_general] = n_aside
         p = q
     return (out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later],
