@@ -522,8 +522,12 @@ class Dataflow:
 
     def _next_round(self, scope: Scope, r: int) -> int | None:
         """The least round after r at which the loop has work: r + 1 when batches are
-        queued in it (they came round the feedback edge), else the least iteration of
-        pending work at an epoch of this step and the outer loops' current rounds."""
+        queued in it (they came round the feedback edge), else the least iteration
+        after r of pending work at an epoch of this step and the outer loops' current
+        rounds. Pending work at round r or before waits for something outside the
+        loop (output held upstream): the loop stops, to be entered again when the
+        scope around it sweeps again (it does while that output is held), instead of
+        counting empty rounds for ever."""
         if any(op.queued for op in scope.ops):
             return r + 1
         if not self._bounds:
@@ -538,9 +542,9 @@ class Dataflow:
             for t in op.pending:
                 if hi is not None and t[0] >= hi:
                     continue
-                if any(t[k] != round_ for k, round_ in outer):
+                if any(t[k] != round_ for k, round_ in outer) or t[level] <= r:
                     continue
-                c = max(t[level], r + 1)
+                c = t[level]
                 if best is None or c < best:
                     best = c
         return best
