@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from compiler.datalog.ast import CONSTANTS, Aggregate, Atom, Comparison, Negation, Program, Rule, Variable, Wildcard, literal_terms, subterms
+from compiler.datalog.ast import CONSTANTS, Aggregate, Atom, Comparison, Negation, Program, Rule, Variable, literal_terms, subterms
+from compiler.datalog.scope import plain_names
 from compiler.datalog.stratify import body_atoms
 
 PRAGMA = "magic-transform"
@@ -100,19 +101,8 @@ def _pragma_names(program: Program, key: str) -> set[str]:
     return {n.strip() for p in program.pragmas if p.key == key and p.value for n in p.value.split(",") if n.strip()}
 
 
-def _variables(term) -> set[str] | None:
-    """The variables of a term, None if it holds an aggregate (or a `_`)."""
-    names = set()
-    for sub in subterms(term):
-        if isinstance(sub, (Aggregate, Wildcard)):
-            return None
-        if isinstance(sub, Variable):
-            names.add(sub.name)
-    return names
-
-
 def _bound(term, bound: set[str]) -> bool:
-    names = _variables(term)
+    names = plain_names(term)
     return names is not None and names <= bound
 
 
