@@ -85,7 +85,9 @@ def read_grammar(name: str) -> str:
 @lru_cache(maxsize=1)
 def _lark() -> Lark:
     grammar = read_grammar("datalog.lark")
-    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    # cache=True: the LALR tables (0.5 s of every process's first parse) are kept in a
+    # file of the temp directory, keyed by the grammar and the options.
+    return Lark(grammar, parser="lalr", propagate_positions=True, maybe_placeholders=True, cache=True)
 
 
 def parse_datalog(text: str, source_name: str = "<string>") -> Program:
