@@ -51,6 +51,16 @@ def grown_row(row, size):
 
 
 @helper
+def grown_block(block, size):
+    """A (r, room) block with room for at least `size` columns, contents kept."""
+    more = np.empty((block.shape[0], max(size, 2 * block.shape[1])), np.int64)
+    for r in range(block.shape[0]):
+        for c in range(block.shape[1]):
+            more[r, c] = block[r, c]
+    return more
+
+
+@helper
 def _before(lead, key, j, h, probe_key, i):
     """Update j's key sorts before probe i's: (lead, key columns) compared in order."""
     if lead[j] != h:
@@ -90,18 +100,16 @@ def _seek(lead, key, probe_lead, probe_key, i, lo):
 def lookup_positions(lead, key, probe_lead, probe_key):
     """(probe index, batch position) for every batch update whose key equals a probe's."""
     n = lead.shape[0]
-    cap = max(16, probe_lead.shape[0])
-    owner = np.empty(cap, np.int64)
-    pos = np.empty(cap, np.int64)
+    owner = np.empty(max(16, probe_lead.shape[0]), np.int64)
+    pos = np.empty(owner.shape[0], np.int64)
     m = 0
     lo = np.int64(0)  # not the literal 0: a helper called with it would be compiled for it too
     for i in range(probe_lead.shape[0]):
         lo = _seek(lead, key, probe_lead, probe_key, i, lo)
         j = lo
         while j < n and lead[j] == probe_lead[i] and same_columns(key, j, probe_key, i):
-            if m == cap:
+            if m == owner.shape[0]:
                 owner, pos = grown_row(owner, m + 1), grown_row(pos, m + 1)
-                cap = owner.shape[0]
             owner[m] = i
             pos[m] = j
             m += 1

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from runtime.jit import helper, inlined, kernel
-from runtime.kernels import I, M, V, grown_row, nt, same_columns
+from runtime.kernels import I, M, V, grown_block, grown_row, nt, same_columns
 from runtime.trace.kernels import C, _key_equal, _seek
 
 B = nt.Array(nt.boolean, 1, "A")
@@ -364,16 +364,6 @@ def _order_by_xy(el, size, order):
             order[i] = src[i]
 
 
-@helper
-def _grown_kept(block, size):
-    """A (r, room) block with room for at least `size` columns, contents kept."""
-    more = np.empty((block.shape[0], max(size, 2 * block.shape[1])), np.int64)
-    for r in range(block.shape[0]):  # loops: a slice assignment compiles numba's broadcasting code
-        for c in range(block.shape[1]):
-            more[r, c] = block[r, c]
-    return more
-
-
 @kernel(M, V, V, M, I)
 def distinct_general(el, bounds, group, frontier, depth):
     """distinct_fused's work for the keys whose times are not a chain (set aside by it, so
@@ -518,11 +508,11 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
             cur[s] = e
             size += e - j
         if size > el.shape[1]:
-            el, order = _grown_kept(el, size), grown_row(order, size)
+            el, order = grown_block(el, size), grown_row(order, size)
         if n_out + size > out_d.shape[0]:
-            out_g, out_t, out_d = grown_row(out_g, n_out + size), _grown_kept(out_t, n_out + size), grown_row(out_d, n_out + size)
+            out_g, out_t, out_d = grown_row(out_g, n_out + size), grown_block(out_t, n_out + size), grown_row(out_d, n_out + size)
         if n_later + size > later_g.shape[0]:
-            later_g, later_t = grown_row(later_g, n_later + size), _grown_kept(later_t, n_later + size)
+            later_g, later_t = grown_row(later_g, n_later + size), grown_block(later_t, n_later + size)
         m = 0
         for r in range(p, q):
             el[0, m] = time[0, r]
@@ -605,7 +595,7 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
             continue
         # Not a chain: set the key's elements aside for distinct_general.
         if n_aside + size > aside.shape[1]:
-            aside = _grown_kept(aside, n_aside + size)
+            aside = grown_block(aside, n_aside + size)
         if n_general + 2 > general.shape[0]:
             general = grown_row(general, n_general + 2)
         for r in range(size):
