@@ -7,6 +7,8 @@ columns (no per-row Python), writes relations and change logs back through
 Spark, and follows a directory of change files with Structured Streaming.
 
 - `session`: the embedded Spark session, started lazily and quietly.
+- `class_archive`: the JVM's classes archived once (Class Data Sharing), so
+  later Spark starts and first jobs take seconds less.
 - `read`: a table as a Spark DataFrame with the relation's columns, mapped by
   name or position, filtered where the caller allows, collected as Arrow; or a
   local table read by pyarrow alone, with the same rows and errors.

@@ -8,7 +8,8 @@ never pays for a JVM. Startup is quiet: Spark's log4j output goes to a log file
 console progress bar and the web UI are off, and the driver binds to loopback
 when no address is configured. Errors still reach Python as exceptions.
 PySpark installs a SIGINT handler of its own; a caller that installed one
-keeps it.
+keeps it. The JVM maps Spark's classes from an archive built once in the
+background (runtime.spark.class_archive), seconds off every later start.
 
 Spark's driver runs in a JVM, and Spark 4 needs Java 17 or 21. Its launcher
 (bin/spark-class) takes `$JAVA_HOME/bin/java`, else `java` on PATH; when
@@ -31,6 +32,8 @@ import threading
 import time
 from contextlib import nullcontext
 from pathlib import Path
+
+from runtime.spark import class_archive
 
 _LOG4J = """\
 rootLogger.level = {level}
@@ -74,17 +77,23 @@ class SparkUnavailable(RuntimeError):
 _JAVA_17_HOMES = ("/usr/lib/jvm/java-17-*", "/usr/lib/jvm/*-17*", "/Library/Java/JavaVirtualMachines/*17*/Contents/Home")
 
 
-def java_problem(environ=os.environ) -> str | None:
-    """Why Spark's launcher would find no java, as bin/spark-class looks for it; None if it finds one."""
+def java_executable(environ=os.environ) -> str | None:
+    """The java bin/spark-class takes: `$JAVA_HOME/bin/java`, else `java` on PATH (None if neither is there)."""
     home = environ.get("JAVA_HOME")
     if home:
         java = os.path.join(home, "bin", "java")
-        if not os.access(java, os.X_OK):
-            return f"JAVA_HOME is {home}, which has no bin/java"
+        return java if os.access(java, os.X_OK) else None
+    return shutil.which("java", path=environ.get("PATH", os.defpath))
+
+
+def java_problem(environ=os.environ) -> str | None:
+    """Why Spark's launcher would find no java, as bin/spark-class looks for it; None if it finds one."""
+    if java_executable(environ) is not None:
         return None
-    if shutil.which("java", path=environ.get("PATH", os.defpath)) is None:
-        return "JAVA_HOME is not set and there is no java on PATH"
-    return None
+    home = environ.get("JAVA_HOME")
+    if home:
+        return f"JAVA_HOME is {home}, which has no bin/java"
+    return "JAVA_HOME is not set and there is no java on PATH"
 
 
 def java_advice() -> str:
@@ -119,6 +128,7 @@ class SparkProvider:
         self.starting = None  # a context manager factory around the start (a progress display's hook)
         self._spark = None
         self._background: _BackgroundStart | None = None
+        self._class_archive: class_archive.ClassArchive | None = None
 
     @property
     def started(self) -> bool:
@@ -159,9 +169,14 @@ class SparkProvider:
         conf.update(self.conf)
         if "spark.driver.extraJavaOptions" in conf:
             java_opts = conf["spark.driver.extraJavaOptions"] + " " + java_opts
-        conf["spark.driver.extraJavaOptions"] = java_opts
-
+        from pyspark import SparkContext
         from pyspark.sql import SparkSession
+
+        if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:  # a JVM starts now
+            self._class_archive = _class_archive(conf)
+            if self._class_archive is not None and self._class_archive.java_options:
+                java_opts += " " + self._class_archive.java_options
+        conf["spark.driver.extraJavaOptions"] = java_opts
 
         builder = SparkSession.builder.master(self.master).appName("deltalog")
         for key, value in conf.items():
@@ -173,6 +188,9 @@ class SparkProvider:
             try:
                 spark = builder.getOrCreate()
             except Exception as e:
+                if self._class_archive is not None:
+                    self._class_archive.release()
+                    self._class_archive = None
                 if "JAVA_GATEWAY_EXITED" not in str(e):
                     raise
                 raise SparkUnavailable(
@@ -192,8 +210,23 @@ class SparkProvider:
             background, self._background = self._background, None
             self._spark = background.result(ignore_errors=True)
         if self._spark is not None:
+            if self._class_archive is not None:
+                try:
+                    self._class_archive.build_after_exit(self._spark.sparkContext._jvm)
+                except Exception as e:  # the archive only saves time; the session's work is done
+                    print(f"deltalog: note: Spark's class archive is not built: {e}", file=sys.stderr)
+                self._class_archive = None
             self._spark.stop()
             self._spark = None
+
+
+def _class_archive(conf: dict[str, str]) -> class_archive.ClassArchive | None:
+    java = java_executable()
+    if java is None:
+        return None
+    from pyspark.find_spark_home import _find_spark_home
+
+    return class_archive.prepare(java, _find_spark_home(), conf)
 
 
 class _BackgroundStart:
