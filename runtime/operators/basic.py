@@ -19,6 +19,14 @@ def as_batch(message) -> Batch:
     return message if isinstance(message, Batch) else message.to_batch()
 
 
+def one_batch(messages: list) -> Batch:
+    """The messages (batches, arranged batches) as one batch."""
+    if len(messages) == 1:
+        return as_batch(messages[0])
+    data = [m.data if isinstance(m, Batch) else m.key if not len(m.val) else np.concatenate([m.key, m.val]) for m in messages]
+    return Batch(np.concatenate(data, axis=1), np.concatenate([m.time for m in messages], axis=1), np.concatenate([m.diff for m in messages]))
+
+
 class Unary(Operator):
     """Applies `fn(Batch) -> Batch` to every incoming batch."""
 
@@ -35,11 +43,14 @@ class Unary(Operator):
         return self._summary or Summary.identity(self.in_lattices[0].depth)
 
     def run(self):
-        fn = self.fn
-        for message in self.receive(0):
-            out = fn(as_batch(message))
-            if len(out):
-                self.send(out)
+        messages = self.receive(0)
+        if not messages:
+            return
+        # Many messages (a loop's rounds leaving it, one small batch each) are one batch to
+        # `fn`: its fixed cost is paid once, not once per round.
+        out = self.fn(one_batch(messages))
+        if len(out):
+            self.send(out)
 
 
 def identity(batch: Batch) -> Batch:

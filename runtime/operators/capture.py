@@ -19,7 +19,7 @@ from collections import Counter
 import numpy as np
 
 from runtime.batch import Batch
-from runtime.operators.basic import as_batch
+from runtime.operators.basic import one_batch
 from runtime.times import Antichain
 from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
@@ -39,7 +39,7 @@ class CaptureOp(Operator):
         super().__init__(dataflow, [[stream]], [stream.lattice], [])
 
     def run(self):
-        self.keep(Batch.concat([as_batch(m) for m in self.receive(0)]))
+        self.keep(one_batch(self.receive(0)))
 
     def keep(self, batch: Batch) -> None:
         self.received += len(batch)
