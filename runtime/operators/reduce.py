@@ -192,6 +192,7 @@ class ReduceOp(Operator):
         self.pending_key = np.zeros((kk, 0), INT)
         self.pending_time = np.zeros((lat.depth, 0), INT)
         self.pending_kept = 0  # pending work after its last deduplication
+        self.pending_sorted = True  # the pending pairs are in (key, time) order (one arranged batch's)
         super().__init__(dataflow, [[source.stream]], [lat], [lat])
 
     def arranged(self) -> Arranged:
@@ -199,9 +200,13 @@ class ReduceOp(Operator):
 
     def run(self):
         received = self.receive(0)
-        if received:
+        if len(received) == 1 and not self.pending_key.shape[1]:
+            # One arranged batch and nothing deferred: its (key, time) pairs are in order already.
+            self.pending_key, self.pending_time, self.pending_sorted = received[0].key, received[0].time, True
+        elif received:
             self.pending_key = np.concatenate([self.pending_key] + [b.key for b in received], axis=1)
             self.pending_time = np.concatenate([self.pending_time] + [b.time for b in received], axis=1)
+            self.pending_sorted = False
         if not self.pending_key.shape[1]:
             return
         frontier = self.frontier(0)
@@ -209,13 +214,14 @@ class ReduceOp(Operator):
         if future.all():
             self._hold(frontier)
             return
+        in_order = self.pending_sorted
         if future.any():
             key, time = self.pending_key[:, ~future], self.pending_time[:, ~future]
             self.pending_key, self.pending_time = self.pending_key[:, future], self.pending_time[:, future]
         else:
             key, time = self.pending_key, self.pending_time
             self.pending_key, self.pending_time = key[:, :0], time[:, :0]
-        self._process(key, time, frontier)
+        self._process(key, time, frontier, in_order)
         self._hold(frontier)
 
     def _hold(self, frontier: Antichain) -> None:
@@ -225,20 +231,23 @@ class ReduceOp(Operator):
             _, idx = dense_ids(lead_column(self.pending_key), np.concatenate([self.pending_key, self.pending_time], axis=0))
             self.pending_key, self.pending_time = self.pending_key[:, idx], self.pending_time[:, idx]
             self.pending_kept = len(idx)
+            self.pending_sorted = False
         self.defer(self.pending_time)
         # Everything not in advance of the frontier is done: the traces may
         # forget distinctions between earlier times.
         self.in_handle.set_frontier(frontier)
         self.out_handle.set_frontier(frontier)
 
-    def _process(self, key, time, frontier: Antichain) -> None:
+    def _process(self, key, time, frontier: Antichain, in_order: bool) -> None:
+        """Distinct's output corrections for the (key, time) pairs (`in_order`: sorted by key, then time)."""
         lat = self.lattice
         alt = self._alt
         since = self.in_handle.frontier
         if self._fused:
             # Sorted by key then time, the pairs meet the traces' segments in one pass each.
-            order = sort_rows(lead_column(key), np.concatenate([key, time], axis=0))
-            key, time = key[:, order], time[:, order]
+            if not in_order:
+                order = sort_rows(lead_column(key), np.concatenate([key, time], axis=0))
+                key, time = key[:, order], time[:, order]
             out_p, out_t, out_d, later_p, later_t = self._distinct(key, time, since.columns(), frontier.columns())
             if len(later_p):
                 self._defer(key[:, later_p], later_t)
@@ -306,6 +315,7 @@ class ReduceOp(Operator):
         """Interesting times still in advance of the frontier: work for later."""
         self.pending_key = np.concatenate([self.pending_key, key], axis=1)
         self.pending_time = np.concatenate([self.pending_time, time], axis=1)
+        self.pending_sorted = False
 
     def _emit(self, out: ArrangedBatch) -> None:
         self.out_trace.insert(out)
