@@ -25,7 +25,7 @@ import numpy as np
 
 from runtime.batch import INT, lead_column
 from runtime.symbols import decode_floats, encode_floats
-from runtime.grouping import dense_ids, sort_rows, sum_by, unique_pairs
+from runtime.grouping import dense_ids, run_starts, sort_rows, sum_by, unique_pairs
 from runtime.operators import reduce_kernels as kernels
 from runtime.operators.arrange import Arranged
 from runtime.parallel import both, split_point
@@ -187,12 +187,12 @@ class ReduceOp(Operator):
         self.in_handle = source.trace.new_handle()
         self.out_trace = Trace(lat, source.key_arity, reducer.out_arity, name=f"{label} output")
         self.out_handle = self.out_trace.new_handle()
-        kk = source.key_arity
-        self.key_arity = kk
-        self.pending_key = np.zeros((kk, 0), INT)
-        self.pending_time = np.zeros((lat.depth, 0), INT)
-        self.pending_kept = 0  # pending work after its last deduplication
-        self.pending_sorted = True  # the pending pairs are in (key, time) order (one arranged batch's)
+        self.key_arity = source.key_arity
+        # Work for later, (key, time) pairs in advance of the frontier, filed by their time's
+        # loop coordinates (all but the epoch): a run visits a file only when the least time
+        # in it is complete, so deferred work waiting for later rounds is not scanned again
+        # every round.
+        self.pending_work: dict[tuple, _Deferred] = {}
         super().__init__(dataflow, [[source.stream]], [lat], [lat])
 
     def arranged(self) -> Arranged:
@@ -200,43 +200,47 @@ class ReduceOp(Operator):
 
     def run(self):
         received = self.receive(0)
-        if len(received) == 1 and not self.pending_key.shape[1]:
-            # One arranged batch and nothing deferred: its (key, time) pairs are in order already.
-            self.pending_key, self.pending_time, self.pending_sorted = received[0].key, received[0].time, True
-        elif received:
-            self.pending_key = np.concatenate([self.pending_key] + [b.key for b in received], axis=1)
-            self.pending_time = np.concatenate([self.pending_time] + [b.time for b in received], axis=1)
-            self.pending_sorted = False
-        if not self.pending_key.shape[1]:
+        if not received and not self.pending_work:
             return
         frontier = self.frontier(0)
-        future = frontier.in_advance_mask(self.pending_time)
-        if future.all():
-            self._hold(frontier)
-            return
-        in_order = self.pending_sorted
-        if future.any():
-            key, time = self.pending_key[:, ~future], self.pending_time[:, ~future]
-            self.pending_key, self.pending_time = self.pending_key[:, future], self.pending_time[:, future]
-        else:
-            key, time = self.pending_key, self.pending_time
-            self.pending_key, self.pending_time = key[:, :0], time[:, :0]
-        self._process(key, time, frontier, in_order)
-        self._hold(frontier)
-
-    def _hold(self, frontier: Antichain) -> None:
-        if self.pending_key.shape[1] > 2 * self.pending_kept + 32:
-            # Keep each pending (key, time) once. A repeat costs only work, so
-            # this runs when pending work has doubled, not on every run.
-            _, idx = dense_ids(lead_column(self.pending_key), np.concatenate([self.pending_key, self.pending_time], axis=0))
-            self.pending_key, self.pending_time = self.pending_key[:, idx], self.pending_time[:, idx]
-            self.pending_kept = len(idx)
-            self.pending_sorted = False
-        self.defer(self.pending_time)
+        keys, times = [], []
+        for batch in received:
+            self._take_ready(batch.key, batch.time, frontier, keys, times)
+        # One arranged batch (or a part of one) is in (key, time) order already.
+        in_order = len(keys) == 1
+        for loop_coords, work in list(self.pending_work.items()):
+            if frontier.less_equal((work.least_epoch,) + loop_coords):
+                continue  # every time in it is later
+            del self.pending_work[loop_coords]
+            key, time = work.pairs()
+            before = len(keys)
+            self._take_ready(key, time, frontier, keys, times)
+            if len(work.keys) > 1 and len(keys) > before:  # deferred by several runs: visit each pair once
+                key, time = keys[-1], times[-1]
+                first = dense_ids(lead_column(key), np.concatenate([key, time], axis=0))[1]
+                keys[-1], times[-1] = key[:, first], time[:, first]
+            in_order = False
+        if keys:
+            key = keys[0] if len(keys) == 1 else np.concatenate(keys, axis=1)
+            time = times[0] if len(times) == 1 else np.concatenate(times, axis=1)
+            self._process(key, time, frontier, in_order)
+        self.defer([(w.least_epoch,) + coords for coords, w in self.pending_work.items()])
         # Everything not in advance of the frontier is done: the traces may
         # forget distinctions between earlier times.
         self.in_handle.set_frontier(frontier)
         self.out_handle.set_frontier(frontier)
+
+    def _take_ready(self, key, time, frontier: Antichain, keys: list, times: list) -> None:
+        """Append the pairs at complete times to keys/times; defer the others."""
+        future = frontier.in_advance_mask(time)
+        if not future.any():
+            keys.append(key)
+            times.append(time)
+            return
+        self._defer(key[:, future], time[:, future])
+        if not future.all():
+            keys.append(key[:, ~future])
+            times.append(time[:, ~future])
 
     def _process(self, key, time, frontier: Antichain, in_order: bool) -> None:
         """Distinct's output corrections for the (key, time) pairs (`in_order`: sorted by key, then time)."""
@@ -312,14 +316,52 @@ class ReduceOp(Operator):
                 np.concatenate([low[3], high[3] + cut]), np.concatenate([low[4], high[4]], axis=1))
 
     def _defer(self, key, time) -> None:
-        """Interesting times still in advance of the frontier: work for later."""
-        self.pending_key = np.concatenate([self.pending_key, key], axis=1)
-        self.pending_time = np.concatenate([self.pending_time, time], axis=1)
-        self.pending_sorted = False
+        """(key, time) pairs in advance of the frontier: work for later, filed by loop coordinates."""
+        n = time.shape[1]
+        if not n:
+            return
+        loop = time[1:]
+        if (loop == loop[:, :1]).all():
+            self._file(tuple(loop[:, 0].tolist()), key, time)
+            return
+        order = sort_rows(loop[0], loop[1:])
+        key, time = key[:, order], time[:, order]
+        bounds = list(run_starts(time[1], time[2:])) + [n]
+        for start, end, coords in zip(bounds, bounds[1:], time[1:, bounds[:-1]].T.tolist()):
+            self._file(tuple(coords), key[:, start:end], time[:, start:end])
+
+    def _file(self, loop_coords: tuple, key, time) -> None:
+        work = self.pending_work.get(loop_coords)
+        if work is None:
+            work = self.pending_work[loop_coords] = _Deferred()
+        work.add(key, time)
 
     def _emit(self, out: ArrangedBatch) -> None:
         self.out_trace.insert(out)
         self.send(out)
+
+
+class _Deferred:
+    """The (key, time) pairs deferred to one set of loop coordinates, as they came, and
+    their least epoch (every time in it is in advance of (least epoch, coordinates))."""
+
+    __slots__ = ("keys", "times", "least_epoch")
+
+    def __init__(self):
+        self.keys: list[np.ndarray] = []
+        self.times: list[np.ndarray] = []
+        self.least_epoch = None
+
+    def add(self, key, time) -> None:
+        self.keys.append(key)
+        self.times.append(time)
+        least = int(time[0].min())
+        self.least_epoch = least if self.least_epoch is None else min(self.least_epoch, least)
+
+    def pairs(self):
+        if len(self.keys) == 1:
+            return self.keys[0], self.times[0]
+        return np.concatenate(self.keys, axis=1), np.concatenate(self.times, axis=1)
 
 
 def _by_value(owner, val, time, diff):
