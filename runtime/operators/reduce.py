@@ -34,6 +34,7 @@ from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
 
 _NO = np.zeros(0, dtype=np.intp)
+_FILE_ABOVE = 4096  # deferred pairs kept unfiled, looked at every run
 
 
 # -- reducers --------------------------------------------------------------------
@@ -188,10 +189,13 @@ class ReduceOp(Operator):
         self.out_trace = Trace(lat, source.key_arity, reducer.out_arity, name=f"{label} output")
         self.out_handle = self.out_trace.new_handle()
         self.key_arity = source.key_arity
-        # Work for later, (key, time) pairs in advance of the frontier, filed by their time's
-        # loop coordinates (all but the epoch): a run visits a file only when the least time
-        # in it is complete, so deferred work waiting for later rounds is not scanned again
-        # every round.
+        # Work for later: (key, time) pairs in advance of the frontier. A few are kept as they
+        # come and looked at every run; many (more than _FILE_ABOVE) are filed by their
+        # times' loop coordinates (all but the epoch), and a run opens a file only when the
+        # least time in it is complete, so a large backlog waiting for later rounds is not
+        # scanned again every round.
+        self.pending_key = np.zeros((self.key_arity, 0), INT)
+        self.pending_time = np.zeros((lat.depth, 0), INT)
         self.pending_work: dict[tuple, _Deferred] = {}
         super().__init__(dataflow, [[source.stream]], [lat], [lat])
 
@@ -200,7 +204,7 @@ class ReduceOp(Operator):
 
     def run(self):
         received = self.receive(0)
-        if not received and not self.pending_work:
+        if not received and not self.pending_key.shape[1] and not self.pending_work:
             return
         frontier = self.frontier(0)
         keys, times = [], []
@@ -208,23 +212,30 @@ class ReduceOp(Operator):
             self._take_ready(batch.key, batch.time, frontier, keys, times)
         # One arranged batch (or a part of one) is in (key, time) order already.
         in_order = len(keys) == 1
+        if self.pending_key.shape[1]:
+            key, time = self.pending_key, self.pending_time
+            self.pending_key, self.pending_time = key[:, :0], time[:, :0]
+            self._take_ready(key, time, frontier, keys, times)
+            in_order = in_order and len(keys) == 1
         for loop_coords, work in list(self.pending_work.items()):
             if frontier.less_equal((work.least_epoch,) + loop_coords):
                 continue  # every time in it is later
             del self.pending_work[loop_coords]
             key, time = work.pairs()
-            before = len(keys)
-            self._take_ready(key, time, frontier, keys, times)
-            if len(work.keys) > 1 and len(keys) > before:  # deferred by several runs: visit each pair once
-                key, time = keys[-1], times[-1]
+            if len(work.keys) > 1:  # deferred by several runs: visit each pair once
                 first = dense_ids(lead_column(key), np.concatenate([key, time], axis=0))[1]
-                keys[-1], times[-1] = key[:, first], time[:, first]
+                key, time = key[:, first], time[:, first]
+            self._take_ready(key, time, frontier, keys, times)
             in_order = False
         if keys:
             key = keys[0] if len(keys) == 1 else np.concatenate(keys, axis=1)
             time = times[0] if len(times) == 1 else np.concatenate(times, axis=1)
             self._process(key, time, frontier, in_order)
-        self.defer([(w.least_epoch,) + coords for coords, w in self.pending_work.items()])
+        filed = [(w.least_epoch,) + coords for coords, w in self.pending_work.items()]
+        if filed:
+            self.defer(np.concatenate([self.pending_time, np.array(filed, dtype=INT).T], axis=1))
+        else:
+            self.defer(self.pending_time)
         # Everything not in advance of the frontier is done: the traces may
         # forget distinctions between earlier times.
         self.in_handle.set_frontier(frontier)
@@ -316,10 +327,14 @@ class ReduceOp(Operator):
                 np.concatenate([low[3], high[3] + cut]), np.concatenate([low[4], high[4]], axis=1))
 
     def _defer(self, key, time) -> None:
-        """(key, time) pairs in advance of the frontier: work for later, filed by loop coordinates."""
-        n = time.shape[1]
-        if not n:
+        """(key, time) pairs in advance of the frontier: work for later."""
+        self.pending_key = np.concatenate([self.pending_key, key], axis=1)
+        self.pending_time = np.concatenate([self.pending_time, time], axis=1)
+        n = self.pending_time.shape[1]
+        if n <= _FILE_ABOVE:
             return
+        key, time = self.pending_key, self.pending_time
+        self.pending_key, self.pending_time = key[:, :0], time[:, :0]
         loop = time[1:]
         if (loop == loop[:, :1]).all():
             self._file(tuple(loop[:, 0].tolist()), key, time)
