@@ -25,6 +25,8 @@ Java it cannot, and the command says what Spark needs (runtime.spark.session).
 from __future__ import annotations
 
 import argparse
+import atexit
+import os
 import sys
 
 from compiler.cli.common import UsageError, UserError, load_program
@@ -212,4 +214,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-__all__ = ["main", "parser"]
+def entry() -> None:
+    """The `deltalog` command: `main()`, then the process ends without tearing the interpreter
+    down. Exit handlers still run and the standard streams are flushed; what is skipped is
+    unloading the compiled kernels and freeing the session's arrays one object at a time,
+    0.3-0.5 s after the answer was written (the kernel frees the memory at once)."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`) or a closed stream
+            pass
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
+__all__ = ["entry", "main", "parser"]

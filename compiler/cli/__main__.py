@@ -1,5 +1,3 @@
-import sys
+from compiler.cli import entry
 
-from compiler.cli import main
-
-sys.exit(main())
+entry()
