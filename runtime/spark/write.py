@@ -46,20 +46,42 @@ def change_columns(columns) -> tuple[ColumnSpec, ...]:
 def write_table(spark, table: pa.Table, path: str, fmt: str, single_file: bool = True) -> None:
     """Write `table` to `path` (a directory) as `fmt` through Spark, replacing what was there:
     one part file, or with `single_file=False` one per core (Spark slices an Arrow table into
-    batch-sized partitions; dozens of small write tasks cost more than a few large ones)."""
-    df = spark.createDataFrame(table) if table.num_rows else spark.createDataFrame([], _spark_schema(table))
+    batch-sized partitions; dozens of small write tasks cost more than a few large ones).
+
+    Spark's driver holds a DataFrame made from Arrow in its heap (1 GB by default): a table
+    of more than `_SLICE_BYTES` goes to Spark in slices, one DataFrame and one write each
+    (appended), so any size of table is written -- one part file (or one per core) per slice."""
+    _check_format(fmt)
     tasks = 1 if single_file else spark.sparkContext.defaultParallelism
-    write_dataframe(df.coalesce(tasks), path, fmt)
+    if not table.num_rows:
+        frames = [spark.createDataFrame([], _spark_schema(table))]
+    else:
+        rows = max(1, _SLICE_BYTES * table.num_rows // max(1, table.nbytes))
+        frames = (spark.createDataFrame(table.slice(start, rows)) for start in range(0, table.num_rows, rows))
+
+    def save(target: str) -> None:
+        for i, df in enumerate(frames):
+            _save(df.coalesce(tasks).write.mode("overwrite" if i == 0 else "append"), target, fmt)
+
+    _write(path, save)
+
+
+_SLICE_BYTES = 64 << 20  # Arrow bytes per DataFrame handed to Spark's driver at once
 
 
 def write_dataframe(df, path: str, fmt: str) -> None:
     """Write a Spark DataFrame to `path` (a directory of part files) as `fmt`, replacing what was there."""
     _check_format(fmt)
-    writer = df.write.mode("overwrite")
+    _write(path, lambda target: _save(df.write.mode("overwrite"), target, fmt))
+
+
+def _write(path: str, save) -> None:
+    """`save(target)` into `path`: straight there when it is not local, else through a staging
+    directory renamed into place."""
     if not is_local(path):
-        _save(writer, path, fmt)
+        save(path)
         return
-    _replace(path, lambda staging: _save(writer, staging, fmt))
+    _replace(path, save)
 
 
 def write_arrow(table: pa.Table, path: str, fmt: str) -> None:

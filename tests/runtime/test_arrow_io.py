@@ -128,3 +128,20 @@ def read_back_spark(directory):
     import pyarrow.dataset as ds
 
     return ds.dataset(str(directory), format="parquet").to_table().to_pylist()
+
+
+@pytest.mark.parametrize("single_file", [True, False])
+def test_a_table_larger_than_a_slice_goes_to_spark_in_slices_and_reads_back_whole(spark, tmp_path, monkeypatch, single_file):
+    from runtime.spark import write
+
+    # A 40,000-row table in 16 KB slices: 40 DataFrames, written one after another into one
+    # directory (what keeps a 16M-row answer within the driver's 1 GB heap).
+    monkeypatch.setattr(write, "_SLICE_BYTES", 16 << 10)
+    n = 40_000
+    table = pa.table({"x": pa.array(range(n), pa.int64()), "y": pa.array([i % 7 for i in range(n)], pa.int64())})
+    write_table(spark, TABLE.drop_columns(["u"]), str(tmp_path / "out"), "parquet")  # replaced below
+    write_table(spark, table, str(tmp_path / "out"), "parquet", single_file=single_file)
+    parts = [f for f in (tmp_path / "out").iterdir() if f.name.startswith("part-") and not f.name.endswith(".crc")]
+    assert len(parts) == 40 if single_file else len(parts) >= 40  # one part file per slice, or up to one per core
+    assert sorted(r["x"] for r in read_back_spark(tmp_path / "out")) == list(range(n))
+    assert sorted((r["x"], r["y"]) for r in read_back_spark(tmp_path / "out")) == [(i, i % 7) for i in range(n)]
