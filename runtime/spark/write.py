@@ -2,9 +2,10 @@
 
 Outputs arrive as Arrow tables (a session's results are columns:
 compiler.results). `write_table(spark, table, path, fmt)` writes one through
-Spark as one Arrow-backed DataFrame -- a directory of part files
-(`path/part-*.parquet`, ...), one per partition unless `single_file` asks for
-a single one -- as `write_dataframe(df, path, fmt)` does for any Spark
+Spark as Arrow-backed DataFrames of at most 64 MB each (the driver's heap holds
+one at a time) -- a directory of part files (`path/part-*.parquet`, ...), one
+per partition unless `single_file` asks for one per slice -- as
+`write_dataframe(df, path, fmt)` does for any Spark
 DataFrame (the Spark engine's outputs). `write_arrow(table, path, fmt)`
 writes a local directory without Spark: one part file written by pyarrow
 (Parquet and CSV by Arrow's writers, JSON lines built column by column with
