@@ -198,17 +198,17 @@ def main(argv=None) -> int:
     p.add_argument("--classpath-file", type=Path, required=True)
     p.add_argument("--wait-for", type=int, default=0, help="the JVM's process id")
     args = p.parse_args(argv)
-    clas = ClassArchive(args.archive, "", building=True)
+    choice = ClassArchive(args.archive, "", building=True)
     try:
         os.nice(10)
         while _alive(args.wait_for):
             time.sleep(0.2)
-        code = build(args.archive, args.java, args.classpath_file.read_text(), clas.class_list)
+        code = build(args.archive, args.java, args.classpath_file.read_text(), choice.class_list)
         if code != 0:
-            clas.failed.write_text(f"java -Xshare:dump exited with {code}; its output: {args.archive.with_suffix('.log')}\n")
+            choice.failed.write_text(f"java -Xshare:dump exited with {code}; its output: {args.archive.with_suffix('.log')}\n")
         return code
     finally:
-        for leftover in (clas.class_list, args.classpath_file, clas.lock):
+        for leftover in (choice.class_list, args.classpath_file, choice.lock):
             leftover.unlink(missing_ok=True)
 
 
