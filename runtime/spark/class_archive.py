@@ -100,24 +100,30 @@ class ClassArchive:
 
 
 def prepare(java: str, spark_home: str, conf: dict[str, str], directory: Path | None = None) -> ClassArchive | None:
-    """The archive choice for a JVM about to start with `java` and Spark at `spark_home` under
-    `conf`, or None when the user's own Java options choose class sharing."""
+    """What a JVM about to start with `java` and Spark at `spark_home` under `conf` does about
+    the archive: map it, or record its classes for it; None when there is nothing to do
+    (another start is building it, a build failed, no cache directory, or the user's own
+    Java options choose class sharing)."""
     user_options = conf.get("spark.driver.extraJavaOptions", "")
     if any(choice in user_options for choice in _USER_CHOICES):
         return None
-    directory = directory or cache_dir()
-    archive = directory / f"spark-{_digest(java, spark_home, conf)}.jsa"
+    archive = archive_path(java, spark_home, conf, directory)
     if archive.exists():
         return ClassArchive(archive, f"-XX:SharedArchiveFile={archive}", building=False)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        archive.parent.mkdir(parents=True, exist_ok=True)
         if archive.with_suffix(".failed").exists() or not _take_lock(archive.with_suffix(".building")):
-            return ClassArchive(archive, "", building=False)
+            return None
     except OSError:  # no writable cache directory: no archive
-        return ClassArchive(archive, "", building=False)
+        return None
     class_list = archive.with_suffix(".classlist")
     class_list.unlink(missing_ok=True)
     return ClassArchive(archive, f"-XX:DumpLoadedClassList={class_list}", building=True)
+
+
+def archive_path(java: str, spark_home: str, conf: dict[str, str], directory: Path | None = None) -> Path:
+    """Where the archive for this java, Spark and classpath confs lives (or would)."""
+    return (directory or cache_dir()) / f"spark-{_digest(java, spark_home, conf)}.jsa"
 
 
 def _digest(java: str, spark_home: str, conf: dict[str, str]) -> str:

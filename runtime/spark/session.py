@@ -107,7 +107,7 @@ def java_advice() -> str:
 def _java_version(environ=os.environ) -> str:
     """The first line `java -version` prints, for the java Spark's launcher would take."""
     home = environ.get("JAVA_HOME")
-    java = os.path.join(home, "bin", "java") if home else shutil.which("java") or "java"
+    java = java_executable(environ) or (os.path.join(home, "bin", "java") if home else "java")
     try:
         done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -174,7 +174,7 @@ class SparkProvider:
 
         if SparkContext._gateway is None and "PYSPARK_GATEWAY_PORT" not in os.environ:  # a JVM starts now
             self._class_archive = _class_archive(conf)
-            if self._class_archive is not None and self._class_archive.java_options:
+            if self._class_archive is not None:
                 java_opts += " " + self._class_archive.java_options
         conf["spark.driver.extraJavaOptions"] = java_opts
 

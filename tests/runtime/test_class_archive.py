@@ -45,8 +45,7 @@ def test_a_first_start_records_its_classes_and_holds_the_lock(spark_home, tmp_pa
 def test_a_start_while_another_builds_neither_records_nor_waits(spark_home, tmp_path):
     first = prepare(spark_home, tmp_path / "cache")
     second = prepare(spark_home, tmp_path / "cache")
-    assert first.building and not second.building
-    assert second.java_options == ""
+    assert first.building and second is None
 
 
 def test_the_lock_of_a_process_that_is_gone_is_taken_over(spark_home, tmp_path):
@@ -72,16 +71,19 @@ def test_a_build_that_failed_is_not_tried_again(spark_home, tmp_path):
     first.lock.unlink()
     first.failed.write_text("java -Xshare:dump exited with 1")
     choice = prepare(spark_home, tmp_path / "cache")
-    assert not choice.building and choice.java_options == ""
+    assert choice is None
 
 
 def test_the_archive_belongs_to_its_jars_and_classpath_confs(spark_home, tmp_path):
-    cache = tmp_path / "cache"
-    name = prepare(spark_home, cache).archive.name
-    assert prepare(spark_home, cache, {"spark.jars": "extra.jar"}).archive.name != name
+    def path(conf=None):
+        return class_archive.archive_path(JAVA, str(spark_home), conf or {}, tmp_path / "cache")
+
+    name = path().name
+    assert prepare(spark_home, tmp_path / "cache").archive == path()
+    assert path({"spark.jars": "extra.jar"}).name != name
     (spark_home / "jars" / "delta.jar").write_bytes(b"y")
-    assert prepare(spark_home, cache).archive.name != name
-    assert prepare(spark_home, cache, {"spark.sql.shuffle.partitions": "4"}).archive.name == prepare(spark_home, cache).archive.name
+    assert path().name != name
+    assert path({"spark.sql.shuffle.partitions": "4"}) == path()
 
 
 @pytest.mark.parametrize("options", ["-Xshare:off", "-XX:SharedArchiveFile=/opt/my.jsa", "-XX:ArchiveClassesAtExit=a.jsa"])
@@ -129,4 +131,4 @@ def test_a_dump_that_fails_leaves_the_failed_file_and_no_lock(spark_home, tmp_pa
     assert code != 0
     assert "exited with" in choice.failed.read_text()
     assert not choice.archive.exists() and not choice.lock.exists()
-    assert not prepare(spark_home, tmp_path / "cache").building
+    assert prepare(spark_home, tmp_path / "cache") is None
