@@ -21,10 +21,7 @@ def as_batch(message) -> Batch:
 
 def one_batch(messages: list) -> Batch:
     """The messages (batches, arranged batches) as one batch."""
-    if len(messages) == 1:
-        return as_batch(messages[0])
-    data = [m.data if isinstance(m, Batch) else m.key if not len(m.val) else np.concatenate([m.key, m.val]) for m in messages]
-    return Batch(np.concatenate(data, axis=1), np.concatenate([m.time for m in messages], axis=1), np.concatenate([m.diff for m in messages]))
+    return Batch.concat([as_batch(m) for m in messages])
 
 
 class Unary(Operator):

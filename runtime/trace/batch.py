@@ -58,7 +58,8 @@ class ArrangedBatch:
         return ArrangedBatch(self.key.copy(), self.val.copy(), self.time.copy(), self.diff.copy())
 
     def to_batch(self) -> Batch:
-        return Batch(np.concatenate([self.key, self.val], axis=0), self.time, self.diff)
+        data = self.key if not len(self.val) else np.concatenate([self.key, self.val], axis=0)  # no values: the key is the row
+        return Batch(data, self.time, self.diff)
 
     def lookup(self, probe_lead: np.ndarray, probe_key: np.ndarray):
         """Pairs (probe index, position here) of updates whose key equals the probe's."""
