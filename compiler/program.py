@@ -66,7 +66,7 @@ from compiler.plan import Plan, explain
 from compiler.plan.rewrites import optimize as optimize_plan
 from compiler.results import CHANGES, LOG, Layout, Result
 from compiler.values import BadValue, encode, fits, from_arrow
-from runtime.batch import Batch
+from runtime.batch import Batch, per_row
 from runtime.ledger import CountLedger, NegativeCount
 
 
@@ -277,8 +277,7 @@ class Session:
         """Hand encoded rows to the input, after the relation's count ledger has checked that
         no row is removed more often than it is there (runtime.ledger)."""
         n = data.shape[1]
-        diffs = np.broadcast_to(np.asarray(diff, dtype=np.int64), (n,))
-        times = np.broadcast_to(np.asarray(time, dtype=np.int64), (n,))
+        diffs, times = per_row(diff, n), per_row(time, n)
         ledger = self._ledgers.get(relation)
         if ledger is None:
             ledger = self._ledgers[relation] = CountLedger(data.shape[0])

@@ -22,6 +22,15 @@ INT = np.int64
 _EMPTY_INDEX = np.zeros(0, dtype=np.intp)
 
 
+def per_row(value, n: int) -> np.ndarray:
+    """`value` (one int, or one per row) as a new int64 array of n values. A scalar is
+    filled in: np.broadcast_to costs ten times as much on the few rows of an update."""
+    value = np.asarray(value, dtype=INT)
+    if value.ndim == 0:
+        return np.full(n, value)
+    return value.copy() if value.shape == (n,) else np.broadcast_to(value, (n,)).copy()
+
+
 def lead_column(key: np.ndarray) -> np.ndarray:
     """The leading column of (k, n) key columns (zeros for k == 0): what arranged
     batches are sorted and searched by first, before the remaining key columns."""

@@ -24,6 +24,7 @@ from runtime.times import Antichain, Lattice
 from runtime.trace import ArrangedBatch, Trace
 
 _PILE = 64  # unarranged submissions kept before they are arranged anyway
+_FEW = 32  # submissions of at most this many rows are checked row by row in Python
 
 
 class NegativeCount(Exception):
@@ -48,7 +49,7 @@ class CountLedger:
         data = _owned(data)
         if (diff < 0).any():
             self._check(data, diff, time)
-        self.unarranged.append((data, diff, time))  # a load's diff and time are broadcast scalars: no copies yet
+        self.unarranged.append((data, diff, time))
         if self.handle.frontier.elements != ((open_time,),):
             self.handle.set_frontier(Antichain(self.lattice, [(open_time,)]))
         if len(self.unarranged) >= _PILE:
@@ -66,6 +67,39 @@ class CountLedger:
 
     def _check(self, data, diff, time) -> None:
         self._arrange()
+        if data.shape[1] <= _FEW:
+            self._check_few(data, diff, time)
+        else:
+            self._check_many(data, diff, time)
+
+    def _check_few(self, data, diff, time) -> None:
+        """`_check` for a few rows (a single update's remove): each row's history as a
+        list, where the columnar check's two dozen array calls cost more than the work."""
+        rows = [tuple(row) for row in data.T.tolist()]
+        times, diffs = time.tolist(), diff.tolist()
+        removed = sorted({row for row, d in zip(rows, diffs) if d < 0})
+        history: dict[tuple, list[tuple[int, int]]] = {row: [] for row in removed}
+        past = self.trace.lookup(np.array(removed, dtype=INT).reshape(len(removed), data.shape[0]).T)
+        for owner, t, d in zip(past.owner.tolist(), past.time[0].tolist(), past.diff.tolist()):
+            history[removed[owner]].append((t, d))
+        for row, t, d in zip(rows, times, diffs):
+            if row in history:
+                history[row].append((t, d))
+        worst = None  # (time, row, count) of the earliest negative count
+        for row, changes in history.items():
+            changes.sort()
+            count = 0
+            for i, (t, d) in enumerate(changes):
+                count += d
+                if count < 0 and (i + 1 == len(changes) or changes[i + 1][0] != t):
+                    if worst is None or t < worst[0]:
+                        worst = (t, row, count)
+                    break
+        if worst is not None:
+            t, row, count = worst
+            raise NegativeCount(np.array(row, dtype=INT), t, count)
+
+    def _check_many(self, data, diff, time) -> None:
         data_lead = lead_column(data)
         removing = diff < 0
         removed, removed_lead = data[:, removing], data_lead[removing]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.batch import Batch
+from runtime.batch import Batch, per_row
 from runtime.worker import DataflowError, Operator
 
 
@@ -72,8 +72,8 @@ class InputHandle:
         if data.shape[0] != self.arity:
             raise DataflowError(f"input {self.name!r}: got {data.shape[0]} columns, expected {self.arity}")
         times = self._check_time(self.epoch if time is None else time)
-        times = np.broadcast_to(times, (n,)).reshape(1, n).astype(np.int64)
-        diffs = np.broadcast_to(np.asarray(diff, dtype=np.int64), (n,)).copy()
+        times = per_row(times, n).reshape(1, n)
+        diffs = per_row(diff, n)
         if n:
             self._pending.append(Batch(np.ascontiguousarray(data, dtype=np.int64), times, diffs))
 

@@ -32,10 +32,13 @@ submission = st.tuples(st.lists(update, min_size=1, max_size=6), st.integers(0, 
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(submission, min_size=1, max_size=25), st.booleans())
-def test_the_ledger_accepts_what_the_reference_accepts(submissions, pile_early):
+@given(st.lists(submission, min_size=1, max_size=25), st.booleans(), st.booleans())
+def test_the_ledger_accepts_what_the_reference_accepts(submissions, pile_early, columnar):
+    saved = ledger_module._PILE, ledger_module._FEW
     if pile_early:  # arrange after every submission instead of every 64
-        ledger_module._PILE, saved = 1, ledger_module._PILE
+        ledger_module._PILE = 1
+    if columnar:  # the check for many rows, on every submission (else the row-by-row one)
+        ledger_module._FEW = 0
     try:
         ledger = CountLedger(2)
         accepted = []
@@ -58,14 +61,26 @@ def test_the_ledger_accepts_what_the_reference_accepts(submissions, pile_early):
             accepted += updates
             open_time += step
     finally:
-        if pile_early:
-            ledger_module._PILE = saved
+        ledger_module._PILE, ledger_module._FEW = saved
 
 
-def test_a_refusal_names_the_earliest_negative_time_and_records_nothing():
+@pytest.mark.parametrize("few", [0, 32])
+def test_a_refusal_names_the_earliest_negative_time_and_records_nothing(few, monkeypatch):
+    monkeypatch.setattr(ledger_module, "_FEW", few)
     ledger = CountLedger(1)
     ledger.submit(np.array([[7]]), np.array([1]), np.array([3]), 0)
     with pytest.raises(NegativeCount) as refused:  # removed at 1 and 2: negative from 1 on
         ledger.submit(np.array([[7, 7]]), np.array([-1, -1]), np.array([2, 1]), 0)
     assert (refused.value.row.tolist(), refused.value.time, refused.value.count) == ([7], 1, -1)
     ledger.submit(np.array([[7]]), np.array([-1]), np.array([3]), 0)  # the refused removals left no trace
+
+
+@pytest.mark.parametrize("few", [0, 32])
+def test_a_nullary_relation_has_one_row_to_count(few, monkeypatch):
+    monkeypatch.setattr(ledger_module, "_FEW", few)
+    ledger = CountLedger(0)
+    ledger.submit(np.zeros((0, 2), dtype=np.int64), np.array([1, 1]), np.array([0, 0]), 0)
+    ledger.submit(np.zeros((0, 1), dtype=np.int64), np.array([-2]), np.array([1]), 1)
+    with pytest.raises(NegativeCount) as refused:
+        ledger.submit(np.zeros((0, 1), dtype=np.int64), np.array([-1]), np.array([2]), 2)
+    assert (refused.value.row.tolist(), refused.value.time, refused.value.count) == ([], 2, -1)
