@@ -26,6 +26,12 @@ from runtime.kernels import I, M, V
 
 FENCE_SHIFT = 5
 FENCE = 1 << FENCE_SHIFT  # positions between fences
+# The last two segments merge when the newer is at least 1/MERGE_RATIO of the older: each
+# update is rewritten about log_4 n times instead of log_2 n, for up to three segments of
+# a size instead of one. Measured on 1% TC and Andersen updates, whose inserts into
+# traces of millions of updates were half trace merges at ratio 2: 12-25% less CPU,
+# single reachability updates level.
+MERGE_RATIO = 4
 _STEPS = 8  # positions tried one by one before galloping
 
 C = nt.Array(nt.int64, 2, "C")  # a trace's block or fences: C-ordered, so rows are contiguous
@@ -353,7 +359,7 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff):
 
     The batch (key, val, time, diff columns) is copied in after the `count`
     segments whose ends are ends[:count]; then, while the last segment is at
-    least half the size of the one before it, the two merge (`merge_segments`,
+    least 1/MERGE_RATIO the size of the one before it, the two merge (`merge_segments`,
     into `spare`, copied back). A merge that would start at position 0 rewrites
     the whole block: it is left to the caller (who merges into a block the
     store's size and swaps the two), and the count is returned negated. The
@@ -381,7 +387,7 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff):
         a = ends[count - 3] if count >= 3 else 0
         b = ends[count - 2]
         c = ends[count - 1]
-        if b - a > 2 * (c - b):
+        if b - a > MERGE_RATIO * (c - b):
             break
         if a == 0:
             count = -count

@@ -4,8 +4,8 @@ A trace stores its updates in one (width, capacity) int64 block, rows being
 the key columns, the value columns, the time coordinates and the diff. The
 used part is a sequence of *segments*, oldest and largest first, each sorted
 by (key, value, time) and consolidated. An inserted batch is copied in as a
-new last segment; then, while the last segment is at least half the size of
-the one before it, the two merge (runtime.trace.kernels.merge_segments). This
+new last segment; then, while the last segment is at least a quarter of the size
+of the one before it (MERGE_RATIO), the two merge (runtime.trace.kernels.merge_segments). This
 keeps O(log n) segments and amortised O(log n) merge work per update, and
 since the last segment is the one that grows, a merge rewrites only the tail
 of the block. A merge applies logical compaction: every time is advanced by
@@ -23,7 +23,7 @@ import numpy as np
 
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
-from runtime.trace.kernels import FENCE, count_segments, lookup_segments, merge_segments, settle
+from runtime.trace.kernels import FENCE, MERGE_RATIO, count_segments, lookup_segments, merge_segments, settle
 
 
 class Matches(NamedTuple):
@@ -177,7 +177,7 @@ class Trace:
             ends = self._ends
             c, b = int(ends[self._count - 1]), int(ends[self._count - 2])
             a = int(ends[self._count - 3]) if self._count >= 3 else 0
-            if b - a > 2 * (c - b):
+            if b - a > MERGE_RATIO * (c - b):
                 break
             self._merge_last(a, b, c)
             changed = min(changed, a)

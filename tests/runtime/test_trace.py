@@ -45,7 +45,7 @@ def test_lookup_finds_exactly_the_matching_keys(batches, probes):
 def test_lookup_of_a_key_with_more_updates_than_room_finds_them_all():
     """A lookup's room follows the fan-out of earlier ones and grows when a batch has more."""
     trace = Trace(Lattice(), 1, 1)
-    sizes = [1000, 400, 150, 60]  # four batches (each under half the previous: no merges)
+    sizes = [1200, 280, 60, 10]  # four batches (each under 1/MERGE_RATIO of the previous: no merges)
     for b, size in enumerate(sizes):
         trace.insert(batch([((7, v), b, 1) for v in range(size)] + [((8, v), b, 1) for v in range(3)], 1))
     assert len(trace.ends) == 4
