@@ -16,11 +16,14 @@ Build a dataflow from inputs and collection operators, step it, read captures:
 
 from runtime.collection import Collection, Scope, Variable, iterate
 from runtime.delta_query import delta_query
+from runtime.memory import use_small_pages
 from runtime.operators.arrange import Arranged
 from runtime.operators.capture import Capture
 from runtime.operators.input import InputHandle
 from runtime.times import ALTNEU, EPOCH, ITERATION, Antichain, Lattice
 from runtime.worker import Dataflow, DataflowError
+
+use_small_pages()
 
 __all__ = [
     "ALTNEU", "EPOCH", "ITERATION", "Antichain", "Arranged", "Capture", "Collection", "Dataflow",
