@@ -59,7 +59,8 @@ def encode_column(column, kind: str, symbols: SymbolTable, what: str = "column",
     try:
         cast = pc.cast(column, target, safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise LoadError(f"{what}: {_first_bad(column, target, first_row) or str(e)} is not {_WORDS[kind]}") from None
+        bad = _first_bad(column, target, kind, first_row) or f"{e}: not {_WORDS[kind]}"
+        raise LoadError(f"{what}: {bad}") from None
     values = cast.to_numpy(zero_copy_only=False)
     if kind == "float":
         return encode_floats(values)
@@ -85,8 +86,8 @@ def _is_text(t) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
-def _first_bad(column, target, first_row: int = 0) -> str | None:
-    """The first value that does not cast safely, quoted, with its row (for the message)."""
+def _first_bad(column, target, kind: str, first_row: int = 0) -> str | None:
+    """The first value that does not cast safely, quoted, with its row and why (for the message)."""
     step = 4096
     for start in range(0, len(column), step):
         part = column.slice(start, step)
@@ -97,5 +98,24 @@ def _first_bad(column, target, first_row: int = 0) -> str | None:
                 try:
                     pc.cast(pa.array([value], type=part.type), target, safe=True)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                    return f"row {first_row + start + i + 1}: {value!r}"
+                    return f"row {first_row + start + i + 1}: {value!r} {_why_not(value, kind)}"
     return None
+
+
+def _why_not(value, kind: str) -> str:
+    """Why a value that did not cast is not of the kind: an integer beyond 64 bits says so."""
+    number = _integer(value) if kind in ("int", "unsigned") else None
+    if number is not None and kind == "int" and not -(2**63) <= number < 2**63:
+        return "is out of range: numbers are 64-bit integers"
+    if number is not None and kind == "unsigned" and number >= 2**64:
+        return "is out of range: unsigned numbers have 64 bits"
+    return f"is not {_WORDS[kind]}"
+
+
+def _integer(value) -> int | None:
+    if isinstance(value, int):
+        return value
+    try:
+        return int(value.strip()) if isinstance(value, str) else None
+    except ValueError:
+        return None
