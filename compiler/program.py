@@ -216,8 +216,13 @@ class Session:
         if times.size and int(times.min()) < self._time:
             raise SessionError(f"time {int(times.min())} is already closed (the open time is {self._time})", relation)
         width = len(self._layout(relation).plan_types)  # a SQL table's block also has its NULL flags
-        if data.ndim != 2 or data.shape[0] != width:
-            raise SessionError(f"'{relation}': a block of {data.shape[0]} columns, but '{relation}' is encoded in {width}", relation)
+        wanted = f"'{relation}': update_columns takes the ({width}, n) block of its encoded rows as integers (rows go to insert/remove)"
+        try:
+            data = np.asarray(data)
+        except ValueError:  # ragged nested lists
+            raise SessionError(f"{wanted}, not columns of different lengths", relation) from None
+        if data.ndim != 2 or data.shape[0] != width or not np.issubdtype(data.dtype, np.integer):
+            raise SessionError(f"{wanted}, not an array of shape {data.shape} and type {data.dtype}", relation)
         self._submit(relation, handle, data, diff, times)
 
     def encode_columns(self, relation: str, columns) -> np.ndarray:
@@ -232,7 +237,7 @@ class Session:
         relation, each row checked first (SessionError naming the row)."""
         self._input(relation)
         info = self.program.relations[relation]
-        rows = rows if isinstance(rows, list) else list(rows)
+        rows = row_list(rows, relation)
         if info.types != info.kinds:  # records or ADT values among the columns
             return self._structured_block(rows, info)
         data = _integer_block(rows, info)
@@ -409,6 +414,17 @@ class Session:
 
 
 _TYPE_WORDS = {"number": "an integer", "unsigned": "a non-negative integer", "float": "a number", "symbol": "a string"}
+
+
+def row_list(rows, relation: str) -> list:
+    """The rows given to insert/remove as a list; a SessionError when they are not rows."""
+    if isinstance(rows, list):
+        return rows
+    try:
+        return list(rows)
+    except TypeError:
+        raise SessionError(f"'{relation}': rows are an iterable of tuples, or columns (a dict, an Arrow table,"
+                           f" a DataFrame), not {type(rows).__name__}", relation) from None
 
 
 def _integer_block(rows: list, info: RelationInfo) -> np.ndarray | None:

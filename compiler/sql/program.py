@@ -38,7 +38,7 @@ from compiler.lowering.columns import runtime_types
 from compiler.plan import Binding, Fixpoint, Plan, explain
 from compiler.plan.errors import PlanError
 from compiler.plan.rewrites import optimize as optimize_plan
-from compiler.program import Program, Session, SessionError
+from compiler.program import Program, Session, SessionError, row_list
 from compiler.sql.errors import Span, UnknownColumnError, UnsupportedSQLError, error_at, located_message
 from compiler.sql.names import key, normalize
 from compiler.sql.relation import Rel
@@ -328,7 +328,7 @@ class SQLSession(Session):
         """SQL rows (None is NULL) as the block `update_columns` takes, each row checked."""
         self._input(relation)
         info, table = self.program.relations[relation], self.program.tables[relation]
-        encoded = [_encode_row(row, info, table) for row in rows]
+        encoded = [_encode_row(row, info, table) for row in row_list(rows, relation)]
         return self._built.dataflow.codec.encode_rows(encoded, runtime_types(table.plan_types))
 
     def _advance(self, time: int):

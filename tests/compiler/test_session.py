@@ -1,5 +1,6 @@
 """The Python API: compile_datalog / compile_file, Program, Session, and its errors."""
 
+import numpy as np
 import pytest
 
 import compiler
@@ -220,6 +221,8 @@ def test_every_relation_no_rule_defines_takes_rows():
         ([(2, 3), (True, 4)], "got True"),
         ([(2, 3), (2**63, 4)], r"got 9223372036854775808 \(outside its 64-bit range\)"),
         ([(2, 3), 7], "is not a tuple"),
+        (None, "rows are an iterable of tuples, or columns .*, not NoneType"),
+        (7, "rows are an iterable of tuples, or columns .*, not int"),
     ],
 )
 def test_bad_rows_change_nothing(loaded, rows, message):
@@ -228,6 +231,24 @@ def test_bad_rows_change_nothing(loaded, rows, message):
     assert err.value.relation == "edge" and "'edge'" in str(err.value)
     with pytest.raises(SessionError, match=message):
         loaded.remove("edge", rows)
+    assert_unchanged(loaded, [(1, 2)])
+
+
+@pytest.mark.parametrize(
+    "block, message",
+    [
+        ([[1, 2]], r"not an array of shape \(1, 2\) and type int64"),
+        (np.array([[1.5], [2.0]]), r"not an array of shape \(2, 1\) and type float64"),
+        ([[1, 2], [3]], "not columns of different lengths"),
+        (np.array([1, 2]), r"not an array of shape \(2,\)"),
+    ],
+)
+def test_update_columns_takes_only_a_block_of_the_relations_width(loaded, block, message):
+    with pytest.raises(SessionError, match=r"'edge': update_columns takes the \(2, n\) block of its encoded rows as integers") as err:
+        loaded.update_columns("edge", block, 1)
+    assert err.value.relation == "edge"
+    with pytest.raises(SessionError, match=message):
+        loaded.update_columns("edge", block, 1)
     assert_unchanged(loaded, [(1, 2)])
 
 
