@@ -24,6 +24,18 @@ variables, is the next iteration, and its top Distinct (or min/max) keeps
 each iteration a set. Subplans that do not depend on the fixpoint are built
 outside the loop and entered, so they are computed once, not per iteration.
 
+A Distinct whose input is already a set is built as nothing at all (no
+arrangement, no distinct, no traces): a Join of sets (its rows carry all of
+both sides' columns), a Filter or Antijoin of a set, a Project that keeps
+every input column (or its equal across a join key), distinct Values, an
+Aggregate, and a Ref to a binding, whose body is a Distinct or an Aggregate.
+Inside a fixpoint this is an induction over the iterations: the first is a
+set, and if every binding is a set at iteration i, each body whose Distinct
+is dropped is one at i + 1 (a join's counts multiply counts of 0 or 1).
+Soufflé's `a(x) :- b(x), c(y).` or `q(x) :- a(x), x < 10.` keep no index or
+history of their own. (The plan -- what `explain` prints first, and what the
+Spark engine runs semi-naively -- keeps these Distincts.)
+
 Values (facts, constant rows) become inputs loaded at time 0 and closed by
 the session at its first commit (`Built.constants`).
 """
@@ -101,6 +113,8 @@ class _Lowering:
         self.bindings: dict[str, object] = {}  # binding name -> root collection (exact columns)
         self.constants: list = []
         self._depends: dict[tuple[Node, frozenset], bool] = {}
+        self._bodies = {b.name: b.body for step in plan.steps for b in (step.bindings if isinstance(step, Fixpoint) else (step,))}
+        self._sets: dict[Node, bool] = {}
 
     def build(self, capture) -> Built:
         for name, types in self.plan.inputs.items():
@@ -228,6 +242,8 @@ class _Lowering:
             first, *others = [self.exact(c, context) for c in node.inputs]
             return View(first.concat(*others) if others else first, identity)
         if isinstance(node, Distinct):
+            if self._is_set(node.input):
+                return self.view(node.input, context)
             return View(self.exact(node.input, context).distinct(), identity)
         if isinstance(node, Aggregate):
             return View(self._aggregate(node, context), identity)
@@ -237,6 +253,32 @@ class _Lowering:
         if lower is not None:
             return View(lower([self.exact(c, context) for c in node.children()]), identity)
         raise PlanError(f"cannot lower {type(node).__name__}")
+
+    def _is_set(self, node: Node) -> bool:
+        """Whether every row of `node` has multiplicity one (the module says when)."""
+        found = self._sets.get(node)
+        if found is None:
+            found = self._sets[node] = self._proves_set(node)
+        return found
+
+    def _proves_set(self, node: Node) -> bool:
+        if isinstance(node, (Distinct, Aggregate)):
+            return True
+        if isinstance(node, Ref):
+            return isinstance(self._bodies.get(node.name), (Distinct, Aggregate))
+        if isinstance(node, Values):
+            try:
+                return len(set(node.rows)) == len(node.rows)
+            except TypeError:  # a value that cannot be hashed: no proof
+                return False
+        if isinstance(node, (Filter, Antijoin)):
+            return self._is_set(node.children()[0])
+        if isinstance(node, Join):
+            return self._is_set(node.left) and self._is_set(node.right)
+        if isinstance(node, Project):  # one-to-one when the kept columns give back every input column
+            kept = _determined(node.input, {e.index for e in node.exprs if isinstance(e, Col)})
+            return kept >= set(range(node.input.arity)) and self._is_set(node.input)
+        return False
 
     def _join(self, node: Join, context: _Context) -> View:
         k = len(node.keys)
@@ -263,6 +305,19 @@ class _Lowering:
         if node.func == "sum":
             return values.sum(key=k)  # int64 arithmetic wraps, as unsigned and number do
         return values.mean(key=k)
+
+
+def _determined(node: Node, columns: set[int]) -> set[int]:
+    """The columns of `node` whose values `columns` fix: a Join's key columns are equal in
+    pairs, so either of a pair gives the other."""
+    columns = set(columns)
+    if isinstance(node, Join):
+        shift = node.left.arity
+        for _ in range(len(node.keys)):  # chains of pairs settle in as many passes
+            for a, b in node.keys:
+                if a in columns or b + shift in columns:
+                    columns |= {a, b + shift}
+    return columns
 
 
 def _flip_last(columns):
