@@ -9,6 +9,8 @@ On a loop's back edge this is what makes iteration stop.
 
 from __future__ import annotations
 
+import numpy as np
+
 from runtime.batch import Batch
 from runtime.operators.basic import as_batch
 from runtime.worker import Operator
@@ -29,9 +31,8 @@ class ConsolidateOp(Operator):
             return
         pending = Batch.concat(incoming)
         later = self.frontier(0).in_advance_mask(pending.time)
-        if not later.all():
-            ready = pending.take(~later).consolidate()
-            self.send(ready)
-            pending = pending.take(later)
-        self.buffer = pending if len(pending) else None
-        self.defer(pending.time)
+        held = np.count_nonzero(later)  # on a loop's back edge, usually none
+        if held < len(pending):
+            self.send((pending.take(~later) if held else pending).consolidate())
+        self.buffer = pending.take(later) if held else None
+        self.defer(self.buffer.time if held else ())
