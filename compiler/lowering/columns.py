@@ -18,7 +18,7 @@ import numpy as np
 from runtime.symbols import decode_floats, encode_floats
 
 from compiler.plan.expr import Call, Col, Const, Expr
-from compiler.plan.ops import FLOAT, NATURAL_DTYPE, SYMBOL, UNSIGNED, apply
+from compiler.plan.ops import FLOAT, NATURAL_DTYPE, NUMBER, SYMBOL, UNSIGNED, apply
 
 RUNTIME_TYPES = {"number": "int", "unsigned": "int", "float": "float", "symbol": "str", "record": "int"}
 # How a table's column is read for a column of each type (runtime.spark.ColumnSpec kinds); a
@@ -56,11 +56,45 @@ def compile_expr(expr: Expr, layout, symbols):
         dtype = NATURAL_DTYPE[expr.type]
         return lambda data: np.full(data.shape[1], value, dtype=dtype)
     assert isinstance(expr, Call)
+    direct = _direct(expr)
+    if direct is not None:
+        left, right = (_operand(a, layout, symbols) for a in expr.args)
+        return lambda data: direct(left(data), right(data))
     args = [compile_expr(a, layout, symbols) for a in expr.args]
     op, types = expr.op, tuple(a.type for a in expr.args)
     if not args:  # (a user functor of no arguments) one value for every row
         return lambda data: np.repeat(apply(op, (), [], symbols), data.shape[1])
     return lambda data: apply(op, types, [f(data) for f in args], symbols)
+
+
+# Ops that are one numpy ufunc on integers (wrapping as compiler.plan.ops does, and never
+# warning on arrays), and equality on any type but floats: called straight, with a constant
+# operand as a scalar. A filter or a `x + 1` on the few rows of a loop's round spent most of
+# its time in `apply`'s dispatch and in filling constants out to arrays.
+_UFUNCS = {"+": np.add, "-": np.subtract, "*": np.multiply, "band": np.bitwise_and, "bor": np.bitwise_or,
+           "bxor": np.bitwise_xor, "=": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
+           ">": np.greater, ">=": np.greater_equal}
+
+
+def _direct(expr: Call):
+    """The ufunc computing `expr`, when it is one (see _UFUNCS); else None."""
+    if len(expr.args) != 2 or all(isinstance(a, Const) for a in expr.args):
+        return None
+    types = {a.type for a in expr.args}
+    if len(types) != 1:
+        return None
+    (t,) = types
+    if t in (NUMBER, UNSIGNED) or (t == SYMBOL and expr.op in ("=", "!=")):
+        return _UFUNCS.get(expr.op)
+    return None
+
+
+def _operand(expr: Expr, layout, symbols):
+    """compile_expr, but a constant as one numpy scalar of its natural type."""
+    if isinstance(expr, Const):
+        value = NATURAL_DTYPE[expr.type](symbols.intern(expr.value) if expr.type == SYMBOL else expr.value)
+        return lambda data: value
+    return compile_expr(expr, layout, symbols)
 
 
 def predicate(expr: Expr, layout, symbols):
