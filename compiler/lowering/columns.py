@@ -52,9 +52,8 @@ def compile_expr(expr: Expr, layout, symbols):
         row, t = layout[expr.index], expr.type
         return lambda data: decode(data[row], t)
     if isinstance(expr, Const):
-        value = symbols.intern(expr.value) if expr.type == SYMBOL else expr.value
-        dtype = NATURAL_DTYPE[expr.type]
-        return lambda data: np.full(data.shape[1], value, dtype=dtype)
+        value = _constant(expr, symbols)
+        return lambda data: np.full(data.shape[1], value)
     assert isinstance(expr, Call)
     direct = _direct(expr)
     if direct is not None:
@@ -92,9 +91,14 @@ def _direct(expr: Call):
 def _operand(expr: Expr, layout, symbols):
     """compile_expr, but a constant as one numpy scalar of its natural type."""
     if isinstance(expr, Const):
-        value = NATURAL_DTYPE[expr.type](symbols.intern(expr.value) if expr.type == SYMBOL else expr.value)
+        value = _constant(expr, symbols)
         return lambda data: value
     return compile_expr(expr, layout, symbols)
+
+
+def _constant(expr: Const, symbols):
+    """A constant's natural value as a numpy scalar (a symbol interned: its id)."""
+    return NATURAL_DTYPE[expr.type](symbols.intern(expr.value) if expr.type == SYMBOL else expr.value)
 
 
 def predicate(expr: Expr, layout, symbols):
