@@ -10,8 +10,10 @@ rows: for every row it removes, the count accumulated in time order over everyth
 submitted, this submission included, stays >= 0 at every time. A failed check raises
 `NegativeCount` and records nothing, so the caller can refuse the whole submission.
 
-Submissions without removals are kept as they are, unarranged, until a removal needs
-them (or many have piled up), so a bulk load that is never changed costs memory only.
+Submissions are kept as they are, unarranged, until many have piled up (or a large removal
+needs them arranged), so a bulk load that is never changed costs memory only. The rows of
+small ones are also listed by row, so that checking a single update's removal reads the
+trace and that list instead of arranging the last update first.
 """
 
 from __future__ import annotations
@@ -41,15 +43,28 @@ class CountLedger:
         self.trace = Trace(self.lattice, arity, 0, name="count ledger")
         self.handle = self.trace.new_handle()
         self.unarranged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (data, diff, time) as submitted
+        self.recent: dict[tuple, list[tuple[int, int]]] = {}  # the unarranged rows of small submissions: (time, diff)s
+        self.unlisted = False  # some unarranged submission is too large to be in `recent`
 
     def submit(self, data: np.ndarray, diff: np.ndarray, time: np.ndarray, open_time: int) -> None:
         """Record the updates (data (arity, n), diff (n,), time (n,)), all at times >=
         `open_time`, the least time any later submission may use; NegativeCount if a row
         they remove would then have a negative count at some time."""
         data = _owned(data)
+        few = data.shape[1] <= _FEW
+        rows = [tuple(row) for row in data.T.tolist()] if few else None
         if (diff < 0).any():
-            self._check(data, diff, time)
+            if few and not self.unlisted:
+                self._check_few(rows, diff, time)
+            else:
+                self._arrange()
+                self._check_many(data, diff, time)
         self.unarranged.append((data, diff, time))
+        if few:
+            for row, t, d in zip(rows, time.tolist(), diff.tolist()):
+                self.recent.setdefault(row, []).append((t, d))
+        else:
+            self.unlisted = True
         if self.handle.frontier.elements != ((open_time,),):
             self.handle.set_frontier(Antichain(self.lattice, [(open_time,)]))
         if len(self.unarranged) >= _PILE:
@@ -62,26 +77,20 @@ class CountLedger:
                 np.concatenate([time for _, _, time in self.unarranged]).astype(INT).reshape(1, -1),
                 np.concatenate([diff for _, diff, _ in self.unarranged]).astype(INT),
             )
-            self.unarranged = []
+            self.unarranged, self.recent, self.unlisted = [], {}, False
             self.trace.insert(ArrangedBatch.from_batch(batch, self.trace.key_arity))
 
-    def _check(self, data, diff, time) -> None:
-        self._arrange()
-        if data.shape[1] <= _FEW:
-            self._check_few(data, diff, time)
-        else:
-            self._check_many(data, diff, time)
-
-    def _check_few(self, data, diff, time) -> None:
-        """`_check` for a few rows (a single update's remove): each row's history as a
-        list, where the columnar check's two dozen array calls cost more than the work."""
-        rows = [tuple(row) for row in data.T.tolist()]
+    def _check_few(self, rows: list[tuple], diff, time) -> None:
+        """The check for a few rows (a single update's remove), with every unarranged
+        submission in `recent`: each row's history as a list, where the columnar check's
+        two dozen array calls cost more than the work."""
         times, diffs = time.tolist(), diff.tolist()
         removed = sorted({row for row, d in zip(rows, diffs) if d < 0})
-        history: dict[tuple, list[tuple[int, int]]] = {row: [] for row in removed}
-        past = self.trace.lookup(np.array(removed, dtype=INT).reshape(len(removed), data.shape[0]).T)
-        for owner, t, d in zip(past.owner.tolist(), past.time[0].tolist(), past.diff.tolist()):
-            history[removed[owner]].append((t, d))
+        history: dict[tuple, list[tuple[int, int]]] = {row: list(self.recent.get(row, ())) for row in removed}
+        if len(self.trace):
+            past = self.trace.lookup(np.array(removed, dtype=INT).reshape(len(removed), self.trace.key_arity).T)
+            for owner, t, d in zip(past.owner.tolist(), past.time[0].tolist(), past.diff.tolist()):
+                history[removed[owner]].append((t, d))
         for row, t, d in zip(rows, times, diffs):
             if row in history:
                 history[row].append((t, d))
@@ -100,6 +109,7 @@ class CountLedger:
             raise NegativeCount(np.array(row, dtype=INT), t, count)
 
     def _check_many(self, data, diff, time) -> None:
+        """The check over arrays, with every submission before this one in the trace."""
         data_lead = lead_column(data)
         removing = diff < 0
         removed, removed_lead = data[:, removing], data_lead[removing]
