@@ -183,6 +183,14 @@ class Antichain:
                     minimal.append(t)
             self.elements = tuple(minimal)
 
+    @classmethod
+    def of_minimal(cls, lattice: Lattice, elements: list[tuple]) -> "Antichain":
+        """The antichain of `elements`, tuples of ints already mutually incomparable (what a
+        caller that derives frontiers knows), without the constructor's minimisation."""
+        chain = object.__new__(cls)
+        chain.lattice, chain.elements, chain._columns = lattice, tuple(elements), None
+        return chain
+
     def __iter__(self):
         return iter(self.elements)
 

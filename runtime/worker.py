@@ -164,7 +164,9 @@ class Operator:
         an iterable of time tuples, not necessarily minimal (empty: none)."""
         lattice = self.in_lattices[self.pending_port]
         if isinstance(times, np.ndarray):
-            self.pending = tuple(minimal_times(lattice, times))
+            self.pending = tuple(minimal_times(lattice, times)) if times.shape[1] else ()
+        elif times == ():
+            self.pending = ()
         else:
             self.pending = Antichain(lattice, times).elements
 
@@ -386,7 +388,9 @@ class Dataflow:
         lo, hi = self._bounds[group]
         d = lattice.depth
         elements = [] if hi is None else [(hi,) + (0,) * (d - 1)]
-        if lo is not None:
+        # Every other element is at epoch lo and after (lo, 0, ...): when lo == hi the
+        # first one is below them all; else (lo <= hi) no element is below another.
+        if lo is not None and lo != hi:
             chain = []
             s = scope
             while s is not None and s.parent is not None:
@@ -400,7 +404,7 @@ class Dataflow:
                     element[k + 1] = s.round + 1
                     elements.append(tuple(element))
                     coords[k + 1] = s.round
-        return Antichain(lattice, elements)
+        return Antichain.of_minimal(lattice, elements)
 
     def _held(self, op: Operator) -> None:
         if op.held:

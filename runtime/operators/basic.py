@@ -8,6 +8,8 @@ edge). Their path summaries say how they change times (runtime.progress).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from runtime.batch import Batch
@@ -68,9 +70,16 @@ def leave_times(batch: Batch) -> Batch:
 
 
 def feedback_times(batch: Batch) -> Batch:
-    time = batch.time.copy()
-    time[-1] += 1
-    return batch.with_time(time)
+    return batch.with_time(batch.time + _next_iteration(batch.time.shape[0]))
+
+
+@functools.cache
+def _next_iteration(depth: int) -> np.ndarray:
+    """The (depth, 1) column that adds one to a time's last coordinate."""
+    step = np.zeros((depth, 1), dtype=np.int64)
+    step[-1] = 1
+    step.flags.writeable = False
+    return step
 
 
 def map_columns(fn, arity: int):

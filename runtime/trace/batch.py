@@ -18,13 +18,14 @@ from runtime.kernels import arrange, lookup_positions
 
 
 class ArrangedBatch:
-    __slots__ = ("key", "val", "time", "diff")
+    __slots__ = ("key", "val", "time", "diff", "_data")
 
-    def __init__(self, key, val, time, diff):
+    def __init__(self, key, val, time, diff, data=None):
         self.key = key
         self.val = val
         self.time = time
         self.diff = diff
+        self._data = data  # the key and value columns as one block, when they are views of one
 
     def __len__(self):
         return len(self.diff)
@@ -43,13 +44,20 @@ class ArrangedBatch:
     @staticmethod
     def build(key: np.ndarray, val: np.ndarray, time: np.ndarray, diff: np.ndarray) -> "ArrangedBatch":
         """Sort into arranged order and consolidate identical (key, val, time) updates."""
-        _, cols, time, diff = arrange(lead_column(key), np.concatenate([key, val], axis=0), time, diff)
-        k = key.shape[0]
-        return ArrangedBatch(cols[:k], cols[k:], time, diff)
+        return ArrangedBatch._arranged(np.concatenate([key, val], axis=0), key.shape[0], time, diff)
 
     @staticmethod
     def from_batch(batch: Batch, key_arity: int) -> "ArrangedBatch":
-        return ArrangedBatch.build(batch.data[:key_arity], batch.data[key_arity:], batch.time, batch.diff)
+        return ArrangedBatch._arranged(batch.data, key_arity, batch.time, batch.diff)
+
+    @staticmethod
+    def _arranged(data: np.ndarray, k: int, time: np.ndarray, diff: np.ndarray) -> "ArrangedBatch":
+        # One update is in order and consolidated (a loop's rounds often carry one); the
+        # kernels that read arranged batches take writeable arrays only.
+        if len(diff) == 1 and diff[0] and data.flags.writeable and time.flags.writeable and diff.flags.writeable:
+            return ArrangedBatch(data[:k], data[k:], time, diff, data)
+        _, cols, time, diff = arrange(lead_column(data[:k]), data, time, diff)
+        return ArrangedBatch(cols[:k], cols[k:], time, diff, cols)
 
     def take(self, index) -> "ArrangedBatch":
         return ArrangedBatch(self.key[:, index], self.val[:, index], self.time[:, index], self.diff[index])
@@ -58,7 +66,9 @@ class ArrangedBatch:
         return ArrangedBatch(self.key.copy(), self.val.copy(), self.time.copy(), self.diff.copy())
 
     def to_batch(self) -> Batch:
-        data = self.key if not len(self.val) else np.concatenate([self.key, self.val], axis=0)  # no values: the key is the row
+        data = self._data
+        if data is None:
+            data = self.key if not len(self.val) else np.concatenate([self.key, self.val], axis=0)  # no values: the key is the row
         return Batch(data, self.time, self.diff)
 
     def lookup(self, probe_lead: np.ndarray, probe_key: np.ndarray):
