@@ -225,8 +225,10 @@ class Antichain:
     def columns(self) -> np.ndarray:
         """The elements as the columns of a (depth, k) int64 array."""
         if self._columns is None:
-            cols = np.array(self.elements, dtype=np.int64).reshape(len(self.elements), self.lattice.depth).T
-            self._columns = np.ascontiguousarray(cols)
+            if self.elements:
+                self._columns = np.array(tuple(zip(*self.elements)), dtype=np.int64)
+            else:
+                self._columns = np.zeros((self.lattice.depth, 0), dtype=np.int64)
         return self._columns
 
     def meet(self, other: "Antichain") -> "Antichain":

@@ -322,7 +322,8 @@ class Dataflow:
                             ready.append(by_id[j])
             if len(order) != len(mine):
                 raise DataflowError("the dataflow has a cycle that does not go through a loop variable")
-            s.schedule = order
+            # Passthrough operators never run (deliver routes batches past them).
+            s.schedule = [item for item in order if isinstance(item, Scope) or not item.passthrough]
 
     def _plan_groups(self) -> None:
         """For every input port, the input handles upstream of it (its frontier group)."""

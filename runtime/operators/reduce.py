@@ -270,7 +270,8 @@ class ReduceOp(Operator):
                 self._defer(key[:, later_p], later_t)
             if len(out_p):
                 # Keys come in order and each key's corrections in time order: already arranged.
-                self._emit(ArrangedBatch(key[:, out_p], key[:0, out_p], out_t, out_d))
+                out_key = key if len(out_p) == 1 == key.shape[1] else key[:, out_p]  # one pair, one correction: its key
+                self._emit(ArrangedBatch(out_key, out_key[:0], out_t, out_d))
             return
         # Distinct keys, each with an index g.
         gid, first = dense_ids(lead_column(key), key)
