@@ -56,6 +56,9 @@ from runtime.times import ALTNEU, ITERATION, Antichain, Lattice
 YOUNG = 20_000
 
 
+MERGE_QUEUED = 256  # messages waiting at an input that merges them, concatenated into one
+
+
 class DataflowError(Exception):
     """Misuse of the dataflow API (bad rows, times, or graph construction)."""
 
@@ -117,6 +120,7 @@ class Operator:
     passthrough = False  # forwards every batch unchanged: senders deliver past it
     feedback = False  # its output goes round a loop to the next iteration
     pending_port = 0  # the input whose frontier makes pending work complete
+    merges_input = False  # reads its queued messages as one batch: they may be concatenated while they wait
 
     def __init__(self, dataflow: "Dataflow", inputs: list[list[Stream]], in_lattices, out_lattices, scope: Scope | None = None):
         self.dataflow = dataflow
@@ -124,6 +128,7 @@ class Operator:
         self.out_lattices = list(out_lattices)
         self.queues: list[list] = [[] for _ in self.in_lattices]
         self.queued = 0
+        self.merged = [0] * len(self.in_lattices)  # per queue: how many leading messages are concatenations
         self.pending: tuple = ()  # least times of deferred work (an antichain)
         self.held: tuple = ()  # times at which output is due though the frontier calls them complete
         self.scope = scope if scope is not None else self._scope_from(inputs)
@@ -161,6 +166,7 @@ class Operator:
             return queue
         self.queues[port] = []
         self.queued -= len(queue)
+        self.merged[port] = 0
         return queue
 
     def send(self, batch, port: int = 0) -> None:
@@ -479,8 +485,22 @@ class Dataflow:
         if self.routes is None:
             self.routes = {out: self._route(subs, set()) for out, subs in self.subscribers.items()}
         for dst, p in self.routes.get((op.id, port), ()):
-            dst.queues[p].append(batch)
+            queue = dst.queues[p]
+            queue.append(batch)
             dst.queued += 1
+            if dst.merges_input and len(queue) - dst.merged[p] >= MERGE_QUEUED:
+                self._merge_queued(dst, p)
+
+    def _merge_queued(self, op: Operator, port: int) -> None:
+        """Concatenate the messages queued at (op, port) since its last concatenation: a loop's
+        output leaving it waits for the loop to finish, one small batch per round, and a
+        million rounds would otherwise hold a million batches (gigabytes of array headers)."""
+        queue, start = op.queues[port], op.merged[port]
+        tail = [b if isinstance(b, Batch) else b.to_batch() for b in queue[start:]]
+        del queue[start:]
+        queue.append(Batch.concat(tail))
+        op.queued -= len(tail) - 1
+        op.merged[port] = start + 1
 
     # -- running ----------------------------------------------------------------
 
@@ -518,6 +538,7 @@ class Dataflow:
         try:
             while r is not None:
                 scope.round = r
+                self._frontiers.clear()  # derived for earlier rounds: never asked for again
                 self._sweep(scope)
                 if self.on_sweep is not None:
                     self.on_sweep()

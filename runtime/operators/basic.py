@@ -29,6 +29,8 @@ def one_batch(messages: list) -> Batch:
 class Unary(Operator):
     """Applies `fn(Batch) -> Batch` to every incoming batch."""
 
+    merges_input = True
+
     def __init__(self, dataflow, inputs, fn, name, in_lattice, out_lattice=None, summary=None, scope=None):
         """`scope`: the scope of the output, needed when it is a scope the input is not in (enter)."""
         self.fn = fn

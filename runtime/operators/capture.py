@@ -27,6 +27,7 @@ from runtime.worker import Operator
 
 class CaptureOp(Operator):
     name = "capture"
+    merges_input = True
 
     def __init__(self, dataflow, stream, types):
         self.types = types

@@ -18,6 +18,7 @@ from runtime.worker import Operator
 
 class ConsolidateOp(Operator):
     name = "consolidate"
+    merges_input = True
 
     def __init__(self, dataflow, stream):
         self.buffer: Batch | None = None

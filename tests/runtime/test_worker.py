@@ -35,3 +35,29 @@ def test_a_step_raises_the_youngest_threshold_only_and_restores_it(before):
     assert set(seen) == {expected}
     assert after == before
     assert captured.contents() == {(1,): 1, (2,): 1}
+
+
+def test_a_long_loop_holds_neither_a_batch_per_round_nor_a_frontier_per_round():
+    """One new fact per round for 3,000 rounds: what leaves the loop waits in few batches, and
+    the worker's derived frontiers are not kept for rounds that are over."""
+    rounds = 3_000
+    df = Dataflow()
+    handle, start = df.new_input("start", 1)
+    counted = start.iterate(
+        lambda n: n.map_columns(lambda d: d + 1).filter_columns(lambda d: d[0] < rounds).concat(start.enter(n.scope)).distinct())
+    captured = counted.capture()
+    leave = captured.op.dataflow.ops[captured.op.id - 1]
+    assert leave.name == "leave"
+    waiting, derived = [], []
+
+    def after_round():
+        waiting.append(len(leave.queues[0]))
+        derived.append(len(df._frontiers))
+
+    df.on_sweep = after_round
+    handle.insert([(0,)])
+    handle.advance_to(1)
+    df.step()
+    assert captured.contents() == {(i,): 1 for i in range(rounds)}
+    assert len(waiting) >= rounds and max(waiting) < rounds // 10
+    assert max(derived) <= 4
