@@ -390,20 +390,21 @@ class Dataflow:
     def frontier(self, op: Operator, port: int = 0) -> Antichain:
         if not self._planned:
             self._plan()
-        group = op.groups[port]
+        if not self._bounds:
+            self._bounds = self._epoch_bounds()
+        bounds = self._bounds[op.groups[port]]
         scope = op.input_scopes[port]
-        key = (group, id(scope), scope.rounds())
+        # Groups whose epochs are the same (inputs that advance together) share the frontier.
+        key = (bounds, id(scope), scope.rounds())
         found = self._frontiers.get(key)
         if found is None:
-            found = self._frontiers[key] = self._derived(group, scope, op.in_lattices[port])
+            found = self._frontiers[key] = self._derived(bounds, scope, op.in_lattices[port])
         if self._holders:
             found = self._lowered(found, op, port)
         return found
 
-    def _derived(self, group: int, scope: Scope, lattice: Lattice) -> Antichain:
-        if not self._bounds:
-            self._bounds = self._epoch_bounds()
-        lo, hi = self._bounds[group]
+    def _derived(self, bounds: tuple, scope: Scope, lattice: Lattice) -> Antichain:
+        lo, hi = bounds
         d = lattice.depth
         elements = [] if hi is None else [(hi,) + (0,) * (d - 1)]
         # Every other element is at epoch lo and after (lo, 0, ...): when lo == hi the
@@ -569,8 +570,9 @@ class Dataflow:
         loop (output held upstream): the loop stops, to be entered again when the
         scope around it sweeps again (it does while that output is held), instead of
         counting empty rounds for ever."""
-        if any(op.queued for op in scope.ops):
-            return r + 1
+        for op in scope.ops:
+            if op.queued:  # (a loop is cheaper than any() over a generator, every round)
+                return r + 1
         if not self._bounds:
             self._bounds = self._epoch_bounds()
         level = scope.depth

@@ -23,6 +23,8 @@ def as_batch(message) -> Batch:
 
 def one_batch(messages: list) -> Batch:
     """The messages (batches, arranged batches) as one batch."""
+    if len(messages) == 1:
+        return as_batch(messages[0])
     return Batch.concat([as_batch(m) for m in messages])
 
 
