@@ -25,15 +25,16 @@ class ConsolidateOp(Operator):
         super().__init__(dataflow, [[stream]], [stream.lattice], [stream.lattice])
 
     def run(self):
-        incoming = [as_batch(m) for m in self.receive(0)]
+        incoming = self.receive(0)
         if self.buffer is not None:
             incoming.append(self.buffer)
         if not incoming:
             return
-        pending = Batch.concat(incoming)
+        pending = as_batch(incoming[0]) if len(incoming) == 1 else Batch.concat([as_batch(m) for m in incoming])
         later = self.frontier(0).in_advance_mask(pending.time)
         held = np.count_nonzero(later)  # on a loop's back edge, usually none
         if held < len(pending):
             self.send((pending.take(~later) if held else pending).consolidate())
         self.buffer = pending.take(later) if held else None
-        self.defer(self.buffer.time if held else ())
+        if held or self.pending:
+            self.defer(self.buffer.time if held else ())

@@ -91,9 +91,10 @@ class JoinOp(Operator):
             parts.append(join_batch_trace(a, self.right_trace, lat, delta_first=True))
         for b in db:
             parts.append(join_batch_trace(b, self.left_trace, lat, delta_first=False))
-        for a in da:
-            for b in db:
-                parts.append(join_batches(a, b, lat))
+        if da and db:
+            for a in da:
+                for b in db:
+                    parts.append(join_batches(a, b, lat))
         parts = [p for p in parts if p is not None]
         if parts:
             self.send(Batch.concat(parts))

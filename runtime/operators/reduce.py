@@ -217,7 +217,7 @@ class ReduceOp(Operator):
             self.pending_key, self.pending_time = key[:, :0], time[:, :0]
             self._take_ready(key, time, frontier, keys, times)
             in_order = in_order and len(keys) == 1
-        for loop_coords, work in list(self.pending_work.items()):
+        for loop_coords, work in list(self.pending_work.items()) if self.pending_work else ():
             if frontier.less_equal((work.least_epoch,) + loop_coords):
                 continue  # every time in it is later
             del self.pending_work[loop_coords]
@@ -231,8 +231,8 @@ class ReduceOp(Operator):
             key = keys[0] if len(keys) == 1 else np.concatenate(keys, axis=1)
             time = times[0] if len(times) == 1 else np.concatenate(times, axis=1)
             self._process(key, time, frontier, in_order)
-        filed = [(w.least_epoch,) + coords for coords, w in self.pending_work.items()]
-        if filed:
+        if self.pending_work:
+            filed = [(w.least_epoch,) + coords for coords, w in self.pending_work.items()]
             self.defer(np.concatenate([self.pending_time, np.array(filed, dtype=INT).T], axis=1))
         else:
             self.defer(self.pending_time)
