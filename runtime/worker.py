@@ -160,10 +160,11 @@ class Operator:
 
     # -- used by run() ----------------------------------------------------------
 
-    def receive(self, port: int = 0) -> list[Batch]:
+    def receive(self, port: int = 0) -> list[Batch] | tuple:
+        """The messages queued at `port`, taken out of the queue (the caller's to keep)."""
         queue = self.queues[port]
         if not queue:
-            return queue
+            return ()
         self.queues[port] = []
         self.queued -= len(queue)
         self.merged[port] = 0

@@ -27,7 +27,7 @@ class ConsolidateOp(Operator):
     def run(self):
         incoming = self.receive(0)
         if self.buffer is not None:
-            incoming.append(self.buffer)
+            incoming = [*incoming, self.buffer]
         if not incoming:
             return
         pending = as_batch(incoming[0]) if len(incoming) == 1 else Batch.concat([as_batch(m) for m in incoming])
