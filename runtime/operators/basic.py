@@ -17,6 +17,9 @@ from runtime.progress import Summary
 from runtime.worker import Operator
 
 
+_EACH = 4  # up to this many messages, a stateless operator applies its function to each
+
+
 def as_batch(message) -> Batch:
     return message if isinstance(message, Batch) else message.to_batch()
 
@@ -48,6 +51,14 @@ class Unary(Operator):
     def run(self):
         messages = self.receive(0)
         if not messages:
+            return
+        if len(messages) <= _EACH:
+            # A few messages (a join's parts) are passed on one by one: whoever reads them
+            # concatenates at most once, instead of here and there again.
+            for message in messages:
+                out = self.fn(as_batch(message))
+                if len(out):
+                    self.send(out)
             return
         # Many messages (a loop's rounds leaving it, one small batch each) are one batch to
         # `fn`: its fixed cost is paid once, not once per round.

@@ -95,8 +95,9 @@ class JoinOp(Operator):
             for a in da:
                 for b in db:
                     parts.append(join_batches(a, b, lat))
-        parts = [p for p in parts if p is not None]
-        if parts:
-            self.send(Batch.concat(parts))
+        # Each part goes as it is: its readers concatenate what they receive at most once.
+        for part in parts:
+            if part is not None:
+                self.send(part)
         self.right_handle.set_frontier(self.frontier(0))
         self.left_handle.set_frontier(self.frontier(1))
