@@ -496,7 +496,7 @@ class Dataflow:
     def _merge_queued(self, op: Operator, port: int) -> None:
         """Concatenate the messages queued at (op, port) since its last concatenation: a loop's
         output leaving it waits for the loop to finish, one small batch per round, and a
-        million rounds would otherwise hold a million batches (gigabytes of array headers)."""
+        million rounds would otherwise hold a million batches (hundreds of megabytes of array headers)."""
         queue, start = op.queues[port], op.merged[port]
         tail = [b if isinstance(b, Batch) else b.to_batch() for b in queue[start:]]
         del queue[start:]
