@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import Batch
-from runtime.operators.basic import as_batch
+from runtime.operators.basic import one_batch
 from runtime.worker import Operator
 
 
@@ -30,7 +30,7 @@ class ConsolidateOp(Operator):
             incoming = [*incoming, self.buffer]
         if not incoming:
             return
-        pending = as_batch(incoming[0]) if len(incoming) == 1 else Batch.concat([as_batch(m) for m in incoming])
+        pending = one_batch(incoming)
         later = self.frontier(0).in_advance_mask(pending.time)
         held = np.count_nonzero(later)  # on a loop's back edge, usually none
         if held < len(pending):

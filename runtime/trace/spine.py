@@ -68,7 +68,6 @@ class Trace:
         self.fence = np.empty((key_arity, 0), np.int64)  # fence[:, q]: the key at position q * FENCE
         self.handles: list[TraceHandle] = []
         self._since = Antichain(lattice, [lattice.minimum()])
-        self._since_columns = self._since.columns()
         self._since_stale = False  # a handle's frontier moved: `since` is to be derived again
         # Matches per probe in recent lookups: sizes the next lookup's output
         # so that it rarely has to grow (growing repeats the search).
@@ -108,15 +107,8 @@ class Trace:
                 if h.frontier is not since:
                     since = since.meet(h.frontier)
             self._since = since
-            self._since_columns = since.columns()
             self._since_stale = False
         return self._since
-
-    def _since_now(self) -> np.ndarray:
-        """`since` as the columns the kernels take."""
-        if self._since_stale:
-            self.since
-        return self._since_columns
 
     # -- the segments ------------------------------------------------------------
 
@@ -149,7 +141,7 @@ class Trace:
         if self._spare.shape[1] < end + n - first:  # room for any merge above the first segment
             self._spare = np.empty((self.width, max(end + n - first, self._spare.shape[1] * 2)), np.int64)
         count = settle(self.store, self._spare, self._ends, self._count, self.key_arity + self.val_arity,
-                       self._since_now(), self.fence, batch.key, batch.val, batch.time, batch.diff)
+                       self.since.columns(), self.fence, batch.key, batch.val, batch.time, batch.diff)
         if count < 0:  # a merge from the bottom is due: it rewrites the whole store
             self._count = -count
             self._merge_last(0, int(self._ends[self._count - 2]), int(self._ends[self._count - 1]))
@@ -216,7 +208,7 @@ class Trace:
             self._spare = np.empty((self.width, need), np.int64)
         out = self._spare
         if self.lattice.is_product:
-            m = merge_segments(self.store, a, b, c, self.key_arity + self.val_arity, self._since_now(), out)
+            m = merge_segments(self.store, a, b, c, self.key_arity + self.val_arity, self.since.columns(), out)
         else:
             m = self._merge_general(a, c, out)
         if a == 0:  # the merge rewrote the whole store: swap instead of copying back
