@@ -65,6 +65,7 @@ from compiler.lowering.datalog import plan_datalog
 from compiler.plan import Plan, explain
 from compiler.plan.rewrites import optimize as optimize_plan
 from compiler.results import CHANGES, LOG, Layout, Result
+from compiler.table_input import encode_columns, is_columns
 from compiler.values import BadValue, encode, fits, from_arrow
 from runtime.batch import Batch, per_row
 from runtime.ledger import CountLedger, NegativeCount
@@ -227,8 +228,6 @@ class Session:
 
     def encode_columns(self, relation: str, columns) -> np.ndarray:
         """The block `update_columns` takes for columns of an input relation (compiler.table_input)."""
-        from compiler.table_input import encode_columns
-
         self._input(relation)
         return encode_columns(columns, relation, self._layout(relation), self._built.dataflow.symbols)
 
@@ -271,8 +270,6 @@ class Session:
         return data
 
     def _update(self, relation: str, rows, diff: int, time) -> None:
-        from compiler.table_input import is_columns
-
         handle = self._input(relation)
         when = self._check_time(time, relation)
         data = self.encode_columns(relation, rows) if is_columns(rows) else self.encode_rows(relation, rows)
@@ -294,7 +291,7 @@ class Session:
             raise SessionError(
                 f"'{relation}': cannot remove {row} at time {e.time}: it is not there (its count would be {e.count})",
                 relation) from None
-        handle.update_columns(data, diffs, times)
+        handle.update_columns(data, diff, time)  # (scalars stay scalars: the handle's checks are cheaper)
 
     def _input(self, relation: str):
         info = self.program.relations.get(relation)

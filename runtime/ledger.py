@@ -51,20 +51,23 @@ class CountLedger:
         `open_time`, the least time any later submission may use; NegativeCount if a row
         they remove would then have a negative count at some time."""
         data = _owned(data)
-        few = data.shape[1] <= _FEW
-        rows = [tuple(row) for row in data.T.tolist()] if few else None
-        if (diff < 0).any():
-            if few and not self.unlisted:
-                self._check_few(rows, diff, time)
-            else:
-                self._arrange()
-                self._check_many(data, diff, time)
-        self.unarranged.append((data, diff, time))
-        if few:
-            for row, t, d in zip(rows, time.tolist(), diff.tolist()):
+        if data.shape[1] <= _FEW:
+            rows = [tuple(row) for row in data.T.tolist()]
+            times, diffs = time.tolist(), diff.tolist()
+            if min(diffs, default=0) < 0:
+                if self.unlisted:
+                    self._arrange()
+                    self._check_many(data, diff, time)
+                else:
+                    self._check_few(rows, diffs, times)
+            for row, t, d in zip(rows, times, diffs):
                 self.recent.setdefault(row, []).append((t, d))
         else:
+            if (diff < 0).any():
+                self._arrange()
+                self._check_many(data, diff, time)
             self.unlisted = True
+        self.unarranged.append((data, diff, time))
         if self.handle.frontier.elements != ((open_time,),):
             self.handle.set_frontier(Antichain(self.lattice, [(open_time,)]))
         if len(self.unarranged) >= _PILE:
@@ -80,11 +83,10 @@ class CountLedger:
             self.unarranged, self.recent, self.unlisted = [], {}, False
             self.trace.insert(ArrangedBatch.from_batch(batch, self.trace.key_arity))
 
-    def _check_few(self, rows: list[tuple], diff, time) -> None:
+    def _check_few(self, rows: list[tuple], diffs: list[int], times: list[int]) -> None:
         """The check for a few rows (a single update's remove), with every unarranged
         submission in `recent`: each row's history as a list, where the columnar check's
         two dozen array calls cost more than the work."""
-        times, diffs = time.tolist(), diff.tolist()
         removed = sorted({row for row, d in zip(rows, diffs) if d < 0})
         history: dict[tuple, list[tuple[int, int]]] = {row: list(self.recent.get(row, ())) for row in removed}
         if len(self.trace):

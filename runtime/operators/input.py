@@ -44,9 +44,13 @@ class InputHandle:
     def arity(self) -> int:
         return len(self.types)
 
-    def _check_time(self, time) -> np.ndarray:
+    def _check_time(self, time) -> np.ndarray | int:
         if self.closed:
             raise DataflowError(f"input {self.name!r} is closed; no more updates are accepted")
+        if type(time) is int:  # (a single update's time: no array to make)
+            if time < self.epoch:
+                raise DataflowError(f"input {self.name!r}: time {time} is before the input's frontier {self.epoch}")
+            return time
         times = np.asarray(time, dtype=np.int64)
         if times.size and times.min() < self.epoch:
             bad = int(times.min())
