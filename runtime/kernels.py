@@ -301,14 +301,16 @@ def _unfold(keys, col, least, shift, width):
 
 
 @helper
-def _sorted_keys(first, rows, time, use_first):
-    """(fits, keys, order, least, bits): when the sort columns' ranges fit in 64
+def _sorted_keys(first, rows, time, use_first, payload):
+    """(fits, keys, payload, least, bits): when the sort columns' ranges fit in 64
     bits together, their packed keys (the primary in the top bits) sorted by radix
-    passes, with the permutation that sorts the rows; and each sort column's
-    minimum and bit width (see `_sort_column`). One helper, not one per step: each
-    compiled helper costs a first run a fixed part of a second."""
+    passes, with `payload` (one value per row: the identity permutation, or the
+    diffs themselves, which then need no gather afterwards) carried into the same
+    order; and each sort column's minimum and bit width (see `_sort_column`). One
+    helper, not one per step: each compiled helper costs a first run a fixed part of
+    a second."""
     n = max(first.shape[0], rows.shape[1], time.shape[1])
-    order = _identity(n)
+    order = payload
     count = time.shape[0] + rows.shape[0] + (1 if use_first else 0)
     least = np.empty(count, np.int64)
     bits = np.empty(count, np.int64)
@@ -353,7 +355,7 @@ def lex_order(first, rows, time):
             order[j + 1] = x
         return order
     use_first = first.shape[0] > 0 and not _first_is_lead(first, rows)
-    fits, _, order, _, _ = _sorted_keys(first, rows, time, use_first)
+    fits, _, order, _, _ = _sorted_keys(first, rows, time, use_first, _identity(n))
     return order if fits else _column_passes(first, rows, time, use_first, order)
 
 
@@ -497,7 +499,7 @@ def arrange(lead, cols, time, diff):
     n = diff.shape[0]
     use_first = not _first_is_lead(lead, cols)
     if n > _INSERTION:
-        fits, keys, order, least, bits = _sorted_keys(lead, cols, time, use_first)
+        fits, keys, sorted_diff, least, bits = _sorted_keys(lead, cols, time, use_first, diff.copy())
         if fits:
             run_keys = np.empty(n, np.uint64)
             run_diff = np.empty(n, np.int64)
@@ -505,10 +507,10 @@ def arrange(lead, cols, time, diff):
             k = 0
             while k < n:
                 key = keys[k]
-                total = diff[order[k]]
+                total = sorted_diff[k]
                 q = k + 1
                 while q < n and keys[q] == key:
-                    total += diff[order[q]]
+                    total += sorted_diff[q]
                     q += 1
                 if total != 0:
                     run_keys[m] = key
@@ -527,7 +529,7 @@ def arrange(lead, cols, time, diff):
                 out_lead = out_cols[0].copy()
             return out_lead, out_cols, out_time, run_diff[:m].copy()
         # Ranges too wide to pack: the packing's spans are not computed a second time.
-        pos, summed = _sum_equal_runs(lead, cols, time, diff, _column_passes(lead, cols, time, use_first, order))
+        pos, summed = _sum_equal_runs(lead, cols, time, diff, _column_passes(lead, cols, time, use_first, _identity(n)))
     else:
         pos, summed = _sum_equal_runs(lead, cols, time, diff, lex_order(lead, cols, time))
     out_cols = np.empty((cols.shape[0], pos.shape[0]), np.int64)
