@@ -273,6 +273,7 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool, 
     from runtime.spark.write import format_text, write_arrow, write_table
 
     blocks = []
+    fact_files = {}  # output -> the Soufflé fact file it went to
     shown = shown_outputs(program)
     for rel in shown:
         results = [(rel, session.table(rel))]
@@ -284,7 +285,9 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool, 
             if fmt == "table" or souffle_output.printed(program, name):
                 blocks.append(format_text(name, result.arrow(records_as_text=True)))
                 continue
-            if souffle_output.write_fact_file(program, name, result.arrow(records_as_text=True), output_dir):
+            path = souffle_output.write_fact_file(program, name, result.arrow(records_as_text=True), output_dir)
+            if path is not None:
+                fact_files[name] = path
                 continue
             # Records and ADT values: structs in Parquet written by Arrow; Soufflé's text in CSV,
             # JSON lines and what Spark writes (its writer here takes flat columns only).
@@ -296,7 +299,9 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool, 
                 write_table(spark.get(), table, os.path.join(output_dir, name), fmt, single_file=single_file)
     if blocks:
         print("\n\n".join(blocks))
-    written = [rel for rel in shown if not souffle_output.printed(program, rel)]
+    written = [rel for rel in shown if not souffle_output.printed(program, rel) and rel not in fact_files]
     if written and fmt != "table":
         print(f"wrote {', '.join(written)} to {output_dir} ({fmt})")
+    if fact_files:
+        print("wrote " + ", ".join(f"{name} to {path}" for name, path in fact_files.items()))
     print_sizes(program, lambda rel: len(session.table(rel)))

@@ -4,8 +4,9 @@
 `--output-dir`. `.output r(filename="r.csv", delimiter=",", headers=true)`
 writes `r` as a Soufflé fact file (runtime.spark.facts) at that path,
 relative to `--output-dir` (Soufflé's -D), instead of the directory
-`--output-dir/r/` in `--format`. Without these options an output is
-written as the command's --format says.
+`--output-dir/r/` in `--format`; with `IO=file`, `delimiter` or `headers` but
+no `filename`, at `r.csv`, as Soufflé names it. Without these options an output
+is written as the command's --format says.
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from __future__ import annotations
 import os
 
 from compiler.cli.common import UserError
+
+
+_FACT_FILE_OPTIONS = frozenset({"filename", "delimiter", "headers"})
 
 
 def _options(program, name: str) -> dict:
@@ -25,21 +29,23 @@ def printed(program, name: str) -> bool:
     return _options(program, name).get("IO") == "stdout"
 
 
-def write_fact_file(program, name: str, table, output_dir: str) -> bool:
-    """Write the output `name` (an Arrow table) where its `filename=` says; False if it has none."""
+def write_fact_file(program, name: str, table, output_dir: str) -> str | None:
+    """Write the output `name` (an Arrow table) as the fact file its options ask for, and
+    return its path; None if they ask for none."""
     from runtime.spark.facts import write_facts
     from runtime.spark.read import is_local, local_path
 
     options = _options(program, name)
-    if "filename" not in options:
-        return False
+    if not (_FACT_FILE_OPTIONS & options.keys() or options.get("IO") == "file"):
+        return None
+    filename = options.get("filename", f"{name}.csv")
     if not is_local(output_dir):
-        raise UserError(f"'{name}': .output filename={options['filename']} is written on this machine, not to {output_dir}")
-    path = os.path.join(local_path(output_dir), options["filename"])
+        raise UserError(f"'{name}': .output to the fact file {filename} is written on this machine, not to {output_dir}")
+    path = os.path.join(local_path(output_dir), filename)
     header = tuple(program.relations[name].attribute_names) if options.get("headers") == "true" else None
     rows = zip(*(table.column(i).to_pylist() for i in range(table.num_columns))) if table.num_columns else ()
     try:
         write_facts(path, rows, options.get("delimiter", "\t"), header)
     except OSError as err:
         raise UserError(f"'{name}': cannot write {path}: {err.strerror}") from None
-    return True
+    return path

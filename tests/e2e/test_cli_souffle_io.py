@@ -156,11 +156,30 @@ count_of(n) :- n = count : name(_, _).
     assert (out_dir / "result" / "shown.tsv").read_text() == "id|s\n1|x\n2|\n"
     assert not (out_dir / "count_of").exists()
     assert out.splitlines()[0].startswith("count_of (1 row")
-    assert out.splitlines()[1:] == ["n", "-", "2", f"wrote shown to {out_dir} (csv)"]
+    assert out.splitlines()[1:] == ["n", "-", "2", f"wrote shown to {out_dir / 'result' / 'shown.tsv'}"]
     session = compiler.compile_file(program).session()
     assert session.load_facts(facts) == {"name": 2}
     session.commit()
     assert session.read("shown") == [(1, "x"), (2, "")]
+
+
+def test_an_output_with_fact_file_options_and_no_filename_is_written_as_souffle_names_it(tmp_path, capsys):
+    program = write(tmp_path / "o.dl", """
+.decl e(a: number, b: number)
+e(1, 2). e(3, 4).
+.decl comma(a: number, b: number)
+.output comma(delimiter=",")
+comma(a, b) :- e(a, b).
+.decl plain(a: number, b: number)
+.output plain(IO=file, headers=true)
+plain(a, b) :- e(a, b).
+""")
+    out_dir = tmp_path / "out"
+    code, out, err = deltalog(capsys, "run", program, "-D", out_dir)
+    assert (code, err) == (0, "")
+    assert (out_dir / "comma.csv").read_text() == "1,2\n3,4\n"
+    assert (out_dir / "plain.csv").read_text() == "a\tb\n1\t2\n3\t4\n"
+    assert not (out_dir / "comma").exists() and not (out_dir / "plain").exists()
 
 
 def test_input_dir_finds_the_file_an_input_names(tmp_path, capsys):
