@@ -166,5 +166,11 @@ class PreprocessorError(CompileError):
 
 
 class CompileWarning(UserWarning):
-    """Something the compiler accepted but ignores (e.g. an unknown `.pragma` key),
-    issued with `warnings.warn_explicit` at the program's file and line."""
+    """Something the compiler accepted but ignores (e.g. an unknown `.pragma` key, a
+    `match` pattern that is no regular expression), issued with `warnings.warn_explicit`
+    at the program's file and line."""
+
+
+class InvalidPatternWarning(UserWarning):
+    """A `match` pattern read from the data is no regular expression: it matches nothing
+    (and `!match` is false too), as in Soufflé, which warns likewise; once per pattern."""

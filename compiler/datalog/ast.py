@@ -117,6 +117,16 @@ class Functor:
 
 
 @dataclass(frozen=True)
+class TypeCast(Functor):
+    """`as(x, T)`: x's value taken as a value of type T, unchecked, as in Soufflé (its one
+    argument is `args[0]`). Between subset types of one kind it is the value itself; between
+    number, unsigned and float it keeps the 64 bits; a symbol, record or ADT value taken as
+    a number is its id, as `ord` gives it (compiler.datalog.checks decides what is allowed)."""
+
+    type_name: str = ""
+
+
+@dataclass(frozen=True)
 class Aggregate:
     """`kind target : { body }`; kind is count, sum, min, max or mean (count has no target).
 

@@ -45,6 +45,7 @@ from compiler.datalog.ast import (
     String,
     StringTest,
     Subsumption,
+    TypeCast,
     TypeDecl,
     UnaryOp,
     Unsigned,
@@ -53,6 +54,7 @@ from compiler.datalog.ast import (
     is_ground,
 )
 from compiler.errors import CompileWarning, DeclarationError, ParseError, Source, UnsupportedError
+from compiler.plan.regex import report_invalid_constant
 
 # Soufflé's binding strength of binary operators (all left associative); `^` and
 # the unary operators bind tighter still and are left to the grammar.
@@ -231,6 +233,10 @@ class Builder(Transformer):
             raise self._error(UnsupportedError, message, meta_span(meta))
         return Functor(str(name), tuple(args), span=meta_span(meta))
 
+    def type_cast(self, meta, children):
+        _, value, type_name = children
+        return TypeCast("as", (value,), span=meta_span(meta), type_name=str(type_name))
+
     def aggregate(self, meta, children):
         kind, *rest = children
         target, formula = (None, rest[0]) if len(rest) == 1 else rest
@@ -272,6 +278,9 @@ class Builder(Transformer):
 
     def string_test(self, meta, children):
         name, needle, haystack = children
+        if str(name) == "match" and isinstance(needle, String) and report_invalid_constant(needle.value):
+            message = f"match(): the pattern {needle.value!r} is no regular expression (C++ std::regex, ECMAScript): it matches nothing, as in Soufflé"
+            self._warn(message, needle.span.line)
         return ("lit", StringTest(str(name), (needle, haystack), span=meta_span(meta)))
 
     def negated(self, meta, children):
@@ -422,10 +431,14 @@ class Builder(Transformer):
     def pragma(self, meta, children):
         _, key, value = children
         pragma = Pragma(unescape(str(key)), None if value is None else unescape(str(value)), span=meta_span(meta))
-        if pragma.key not in IGNORED_PRAGMAS and pragma.key not in HONOURED_PRAGMAS:  # at the program's file and line, as a compiler warns
-            name = self.source.name if self.source else "<string>"
-            warnings.warn_explicit(f"unknown .pragma key '{pragma.key}' (ignored)", CompileWarning, name, meta.line)
+        if pragma.key not in IGNORED_PRAGMAS and pragma.key not in HONOURED_PRAGMAS:
+            self._warn(f"unknown .pragma key '{pragma.key}' (ignored)", meta.line)
         return pragma
+
+    def _warn(self, message: str, line: int) -> None:
+        """A CompileWarning at the program's file and line, as a compiler warns (moved to the
+        original file and line after the preprocessor by check_datalog)."""
+        warnings.warn_explicit(message, CompileWarning, self.source.name if self.source else "<string>", line)
 
     def unsupported_directive(self, meta, children):
         token = children[0]

@@ -44,12 +44,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import warnings
 from dataclasses import dataclass, field
 
 from compiler.datalog.anonymous import fold_anonymous_records
-from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term
+from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term, TypeCast, map_nodes
 from compiler.datalog.counting import mark_counted
-from compiler.datalog.infer import BASE_TYPES, Inference
+from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference, describe, show
 from compiler.datalog.inline import inline_relations
 from compiler.datalog.kinds import check_eqrel, check_kinds, check_qualifier, choice_domains
 from compiler.datalog.magic import magic_transform
@@ -122,12 +123,20 @@ def check_datalog(text: str, source_name: str = "<string>", include_dirs=(), fun
     errors name the file and line the offending text came from. `functors` maps the
     names of `.functor` declarations to the Python callables implementing them."""
     text, lines = preprocess(text, source_name, include_dirs)
-    try:
+    if lines is None:
         return check(parse_datalog(text, source_name), functors)
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            return check(parse_datalog(text, source_name), functors)
     except CompileError as error:
-        if lines is None:
-            raise
         raise lines.relocate(error) from None
+    finally:
+        for w in caught:  # the compiler's warnings, moved back to their file and line like errors
+            origin = lines.origin(w.lineno) if w.filename == source_name else None
+            name, line = origin if origin is not None else (w.filename, w.lineno)
+            warnings.warn_explicit(w.message, w.category, name, line)
 
 
 def check(program: Program, functors=None) -> CheckedProgram:
@@ -236,8 +245,30 @@ def _typed(program: Program, decls: dict[str, Decl], types: TypeEnv, functors) -
             inference.rule(clause)
     inference.settle_records()
     term_types = {clause: inference.term_types(clause) for clause in clauses}
+    check_casts(clauses, term_types, source)
     check_subtypes((*rules, *subsumptive), decls, types, term_types, source)
     return inference, rules, term_types
+
+
+def check_casts(clauses, term_types: dict, source: Source | None) -> None:
+    """Every `as(x, T)` takes x's kind to T's as deltalog can: within one kind (subset types),
+    between number, unsigned and float (the same 64 bits, as Soufflé's 64-bit build), or a
+    symbol, record or ADT value to a number or unsigned (its id, as `ord`). Anything else
+    would name a symbol or record by an id of deltalog's own tables: an UnsupportedError."""
+    for clause in clauses:
+        kinds = term_types[clause]
+        casts: list[TypeCast] = []
+        map_nodes(clause, lambda node: casts.append(node) or node if isinstance(node, TypeCast) else node)
+        for cast in casts:
+            have, want = kinds.get(cast.args[0]), kinds.get(cast)
+            if have is None or have == want or (have in NUMERIC and want in NUMERIC):
+                continue
+            if want in ("number", "unsigned") and (have == "symbol" or is_structured(have)):
+                continue
+            message = (f"as({describe(cast.args[0])}, {cast.type_name}) would take {show(frozenset({have}))} as "
+                       f"{show(frozenset({want}))}: deltalog's as() casts within one kind (subset types), between "
+                       f"number, unsigned and float (keeping the bits), and a symbol, record or ADT value to its id as a number")
+            raise UnsupportedError.at(message, cast.span, source)
 
 
 def _check_defined(program: Program, decls: dict[str, Decl], source) -> None:

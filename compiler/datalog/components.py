@@ -53,6 +53,7 @@ from compiler.datalog.ast import (
     Rule,
     Span,
     Subsumption,
+    TypeCast,
     TypeDecl,
     map_nodes,
 )
@@ -152,8 +153,8 @@ class _Content:
         self.types = [_retyped(t, type_names) for t in self.types]
         self.decls = [dataclasses.replace(_retyped(d, type_names), name=relation_names[d.name]) for d in self.decls]
         self.directives = [dataclasses.replace(d, relation=relation_names.get(d.relation, d.relation)) for d in self.directives]
-        self.clauses = [_with_relations_renamed(c, relation_names) for c in self.clauses]
-        orphans[:] = [_with_relations_renamed(c, relation_names) for c in orphans]
+        self.clauses = [_with_types_renamed(_with_relations_renamed(c, relation_names), type_names) for c in self.clauses]
+        orphans[:] = [_with_types_renamed(_with_relations_renamed(c, relation_names), type_names) for c in orphans]
 
 
 def _retyped(node: TypeDecl | Decl, names: dict[str, str]):
@@ -182,6 +183,14 @@ def _with_relations_renamed(clause: Clause, names: dict[str, str]) -> Clause:
         dataclasses.replace(node, relation=names[node.relation]) if isinstance(node, Atom) and node.relation in names else node
     )
     return map_nodes(clause, rename)
+
+
+def _with_types_renamed(clause: Clause, names: dict[str, str]) -> Clause:
+    """The clause with the types its `as(x, T)` casts name replaced as `names` says."""
+    rename = lambda node: (  # noqa: E731
+        dataclasses.replace(node, type_name=names[node.type_name]) if isinstance(node, TypeCast) and node.type_name in names else node
+    )
+    return map_nodes(clause, rename) if names else clause
 
 
 def _head(clause: Clause) -> str:
@@ -376,6 +385,7 @@ class _Expander:
         for clause in _clauses(body):
             if _head(clause) in overridden:
                 continue
+            clause = _with_types_renamed(clause, arguments)
             (content.clauses if _head(clause) in declared else orphans).append(clause)
         content.clauses += [c for c in orphans if _head(c) in declared]
         orphans[:] = [c for c in orphans if _head(c) not in declared]

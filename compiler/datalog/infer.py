@@ -48,6 +48,7 @@ from compiler.datalog.ast import (
     String,
     StringTest,
     Term,
+    TypeCast,
     UnaryOp,
     Unsigned,
     Variable,
@@ -55,7 +56,7 @@ from compiler.datalog.ast import (
 )
 from compiler.datalog.scope import Scope, rule_scope
 from compiler.datalog.types import PRIMITIVES, ADTType, Kind, RecordType, TypeEnv, is_structured
-from compiler.errors import ArityError, Source, TypeMismatchError, UnknownFunctorError
+from compiler.errors import ArityError, DeclarationError, Source, TypeMismatchError, UnknownFunctorError
 
 BASE_TYPES = PRIMITIVES
 NUMERIC = frozenset({"number", "unsigned", "float"})
@@ -379,6 +380,8 @@ class Inference:
         return record.arity == len(fields) and all(kind in self.classes[self.find(c)].types for (_, kind), c in zip(record.fields, fields))
 
     def _functor(self, term: Functor, scope: Scope) -> int:
+        if isinstance(term, TypeCast):
+            return self._cast(term, scope)
         if term.user_defined:
             return self._user_functor(term, scope)
         if term.name == "range" and len(term.args) not in (2, 3):
@@ -403,6 +406,15 @@ class Inference:
             types = param if isinstance(param, frozenset) else frozenset({param})
             self._param(arg, types, scope, f"argument {i + 1} of {term.name}", term.span)
         return self.new(frozenset({result}), term.span)
+
+    def _cast(self, term: TypeCast, scope: Scope) -> int:
+        """as(x, T): a value of T's kind; x keeps its own (checks.check_casts says which pairs go)."""
+        self.term(term.args[0], scope)
+        kind = self.types.kinds.get(term.type_name)
+        if kind is None:
+            known = ", ".join(sorted(self.types.kinds))
+            raise DeclarationError.at(f"unknown type '{term.type_name}' in as(...) (the types: {known})", term.span, self.source)
+        return self.new(frozenset({kind}), term.span)
 
     def _user_functor(self, term: Functor, scope: Scope) -> int:
         name = term.name[1:]

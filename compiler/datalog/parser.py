@@ -5,7 +5,7 @@ exceptions never escape. A syntax error is reported as a ParseError that says
 what was found and, in words, what the parser could have accepted there
 (groups such as "a term" or "an operator" stand for their many tokens).
 Where the parser stops at Soufflé syntax for a feature deltalog lacks
-(functors such as `lower`, type casts `as(x, T)`), the error is instead an
+(functors such as `lower`), the error is instead an
 UnsupportedError naming the feature at its first token, which may lie well
 before where parsing stopped.
 """
@@ -55,7 +55,7 @@ _BINARY_OPERATORS = "+ - * / % ^ band bor bxor bshl bshr bshru land lor lxor".sp
 _COMPARISONS = "= != < <= > >=".split()
 _TERM_STARTS = (
     "an identifier, '_', a number, a float, an unsigned number, a string, 'nil', '[', '$', '(', '-', 'bnot', 'lnot', "
-    "'cat', 'strlen', 'substr', 'to_number', 'to_string', 'to_float', 'to_unsigned', 'ord', 'range', 'autoinc', "
+    "'cat', 'strlen', 'substr', 'to_number', 'to_string', 'to_float', 'to_unsigned', 'ord', 'range', 'autoinc', 'as', "
     "'count', 'sum', 'min', 'max', 'mean', '@'"
 ).split(", ")
 # Whole groups of expected tokens are named by one word, checked in this order.
@@ -113,7 +113,6 @@ FUNCTORS = ("cat", "strlen", "substr", "to_number", "to_string", "to_float", "to
 
 # Soufflé functors deltalog lacks; a call of any other unknown name is a ParseError.
 _SOUFFLE_FUNCTORS = {
-    "as": "type casts ('as(x, T)') are not supported",
     **{name: f"the functor '{name}' is not supported" for name in ("lower", "upper")},
 }
 _NOT_CODE = re.compile(r'"(\\.|[^"\\\n])*"|//[^\n]*|/\*(.|\n)*?\*/')

@@ -62,11 +62,15 @@ class LineMap:
     origins: tuple[tuple[str, int], ...]
     texts: dict[str, str]
 
+    def origin(self, line: int) -> tuple[str, int] | None:
+        """The file and line line `line` of the preprocessed text came from."""
+        return self.origins[line - 1] if 1 <= line <= len(self.origins) else None
+
     def relocate(self, error: CompileError) -> CompileError:
         """`error` (raised at a line of the preprocessed text) moved to its original file and line."""
-        if error.line is None or not 1 <= error.line <= len(self.origins):
+        if error.line is None or self.origin(error.line) is None:
             return error
-        name, line = self.origins[error.line - 1]
+        name, line = self.origin(error.line)
 
         def mention(match: re.Match) -> str:  # another place the message points at
             other, at = self.origins[int(match.group(1)) - 1]

@@ -154,6 +154,7 @@ class _RuleCheck:
             message = (
                 f"variable '{arg.name}' is a '{narrowed.name}' ({narrowed.origin}), but argument {i + 1} of"
                 f" '{head.relation}' is declared '{declared}', which '{narrowed.name}' is not a subtype of"
+                f" (as({arg.name}, {declared}) takes it as one, unchecked)"
             )
             raise TypeMismatchError.at(message, arg.span, self.source)
 

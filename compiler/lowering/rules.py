@@ -54,6 +54,7 @@ from compiler.datalog.ast import (
     String,
     StringTest,
     Term,
+    TypeCast,
     UnaryOp,
     Unsigned,
     Variable,
@@ -82,7 +83,7 @@ from compiler.plan import (
 )
 from compiler.plan.delta import DeltaJoin
 from compiler.plan.expr import domain
-from compiler.plan.ops import NUMBER, RECORD
+from compiler.plan.ops import FLOAT, NUMBER, RECORD, UNSIGNED
 from compiler.values import EMPTY_RECORD
 
 NIL = Const(0, RECORD)
@@ -93,6 +94,22 @@ _SOUFFLE_OPS = {"to_string": "to_string_c", "substr": "substr_c"}
 
 _UNARY = {"-": "neg", "bnot": "bnot", "lnot": "lnot"}
 _LITERAL_TYPES = {Number: "number", Unsigned: "unsigned", Float: "float", String: "symbol"}
+
+
+def cast(value, target: str):
+    """Soufflé's `as(x, T)` of a value to the plan type `target`, for the pairs
+    compiler.datalog.checks.check_casts allows: the value itself within a type; between
+    number, unsigned and float the same 64 bits; a symbol's or record's id (`ord`)."""
+    source = value.type
+    if source == target:
+        return value
+    if source not in (NUMBER, UNSIGNED):  # a float's bits, or a symbol's or record's id
+        value, source = Call("ord", (value,)), NUMBER
+    if target == FLOAT:
+        return Call("float_of_bits", (value,))
+    if target == source:
+        return value
+    return Call("to_unsigned" if target == UNSIGNED else "to_number", (value,))
 
 
 def constant(value, column_type: str) -> Const:
@@ -169,6 +186,8 @@ class Body:
             return Call(term.op, (left, right))
         if isinstance(term, UnaryOp):
             return Call(_UNARY[term.op], (self.expr(term.operand),))
+        if isinstance(term, TypeCast):
+            return cast(self.expr(term.args[0]), plan_type(self.rule.type_of(term)))
         if isinstance(term, Functor):
             args = tuple(self.expr(a) for a in term.args)
             if term.user_defined:

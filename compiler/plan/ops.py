@@ -71,7 +71,8 @@ STRING_OPS = ("cat", "strlen", "substr", "substr_c", "to_number", "to_string", "
 # Soufflé's numeric conversions: "to_float" (any numeric as a float), "to_unsigned" (a number's
 # bits, a float truncated), "to_number" of a numeric (an unsigned's bits, a float truncated; of a
 # symbol it parses), as C++'s static_cast (a float out of range, or nan, gives 0); "ord" (a
-# symbol's interned id -- Soufflé's symbol table index -- or a number's own bits).
+# symbol's interned id -- Soufflé's symbol table index -- or a number's own bits);
+# "float_of_bits" (the float whose 64 bits a number or unsigned has: Soufflé's as(x, float)).
 # "to_string" writes a number as SQL does (a float's shortest exact text), "to_string_c" as
 # Soufflé's to_string does (C++'s std::to_string: a float with six decimals). "substr_c" is
 # Soufflé's substr, C++'s std::string::substr: a start outside the string gives "" (Soufflé
@@ -154,6 +155,8 @@ def result_type(op, arg_types: tuple[str, ...]) -> str:
         return NUMBER
     if op == "ord" and n == 1 and first in COLUMN_TYPES:
         return NUMBER
+    if op == "float_of_bits" and n == 1 and first in (NUMBER, UNSIGNED):
+        return FLOAT
     if op == "to_int" and n == 1 and first in NUMERIC:
         return NUMBER
     if op in ("lower", "upper") and arg_types == (SYMBOL,):
@@ -194,6 +197,8 @@ def apply(op, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np
         return args[0].astype(np.float64)
     if op == "ord":
         return args[0].view(np.int64)
+    if op == "float_of_bits":
+        return args[0].view(np.float64)
     if op == "to_int":
         return _float_to_int(args[0])
     t = arg_types[0]

@@ -27,7 +27,10 @@ errors; libstdc++'s cap on the automaton's size (huge repeat counts) is not mode
 from __future__ import annotations
 
 import re
+import warnings
 from functools import lru_cache
+
+from compiler.errors import InvalidPatternWarning
 
 _SPECIAL = b"^$\\.*+?()[]{}|"
 _ESCAPED_CHARS = {ord("0"): 0, ord("f"): 12, ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("v"): 11}
@@ -345,9 +348,29 @@ def translate(pattern: str) -> re.Pattern | None:
 
 def regex_match(pattern: str, text: str):
     """Soufflé's match(pattern, text): True or False, or None for an invalid pattern (then
-    both `match` and `!match` are false)."""
+    both `match` and `!match` are false, and the pattern is reported once)."""
     regex = translate(pattern)
-    return None if regex is None else regex.fullmatch(text.encode("utf-8")) is not None
+    if regex is None:
+        if pattern not in _REPORTED:
+            _REPORTED.add(pattern)
+            message = f"match(): the pattern {pattern!r} is no regular expression (C++ std::regex, ECMAScript): it matches nothing"
+            warnings.warn_explicit(message, InvalidPatternWarning, "<data>", 0)
+        return None
+    return regex.fullmatch(text.encode("utf-8")) is not None
+
+
+# Invalid patterns already reported: a program's own constants by the compiler (at their
+# line), patterns read from the data here, each once.
+_REPORTED: set[str] = set()
+
+
+def report_invalid_constant(pattern: str) -> bool:
+    """Whether `pattern` (a program's constant) is no regular expression; if so, the
+    caller warns at its position and it is not reported again when the data meets it."""
+    if translate(pattern) is not None:
+        return False
+    _REPORTED.add(pattern)
+    return True
 
 
 # One UTF-8 encoded character (a lead byte and its continuation bytes), in this dialect.
@@ -359,4 +382,4 @@ def escape(text: str) -> str:
     return "".join("\\" + c if c.encode() in _SPECIAL else c for c in text)
 
 
-__all__ = ["translate", "regex_match", "escape", "ANY_CHARACTER"]
+__all__ = ["translate", "regex_match", "report_invalid_constant", "escape", "ANY_CHARACTER"]

@@ -42,6 +42,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+import struct
 
 from compiler.datalog.ast import (
     CONSTANTS,
@@ -56,6 +57,7 @@ from compiler.datalog.ast import (
     Record,
     Rule,
     StringTest,
+    TypeCast,
     UnaryOp,
     Variable,
     Wildcard,
@@ -535,6 +537,9 @@ class _Rule:
             if term.op == "bnot":
                 return _wrap(~v, t)
             return int(v == 0)
+        if isinstance(term, TypeCast):
+            value = self.value(term.args[0], env, db, visible)
+            return _cast(value, self.types.get(term.args[0], "number"), self.types.get(term, "number"))
         if isinstance(term, Functor):
             values = [self.value(a, env, db, visible) for a in term.args]
             if term.user_defined:
@@ -599,6 +604,16 @@ def _wrap(v, t):
     if t == "unsigned":
         return v % 2**64
     return (v + 2**63) % 2**64 - 2**63
+
+
+def _cast(value, have, want):
+    """Soufflé's as(x, T) between numeric kinds (64-bit build): the same 64 bits."""
+    if have == want:
+        return value
+    if have not in ("number", "unsigned", "float"):
+        raise AssertionError("as() of a symbol or record has no naive meaning (ord: the ids of a session's tables)")
+    bits = struct.unpack("<Q", struct.pack("<d", value))[0] if have == "float" else value % 2**64
+    return struct.unpack("<d", struct.pack("<Q", bits))[0] if want == "float" else _wrap(bits, want)
 
 
 def _binary(op, a, b, t):

@@ -102,7 +102,6 @@ UNSUPPORTED_FEATURES = [
     (".comp C {\n  r(x) :- q(y), x = lower(y).\n}", 2, 21, "the functor 'lower' is not supported"),
     ("r(x) :- q(y),\n  x = autoinc().", 2, 7,
      "autoinc() is not supported: its values depend on the order rows are derived, which is not deterministic under updates"),
-    ("r(x) :- q(y), x = as(y, number).", 1, 19, "type casts ('as(x, T)') are not supported"),
     ("r(x) :- q(y), x = lower(y).", 1, 19, "the functor 'lower' is not supported"),
 ]
 

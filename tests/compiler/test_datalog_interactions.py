@@ -78,6 +78,7 @@ def test_an_inline_relations_subset_types_are_checked_before_it_is_inlined():
     assert (info.value.line, info.value.column) == (7, 5)
     assert info.value.message == (
         "variable 'x' is a 'number' (argument 1 of 'e'), but argument 1 of 'ids' is declared 'Id', which 'number' is not a subtype of"
+        " (as(x, Id) takes it as one, unchecked)"
     )
 
 

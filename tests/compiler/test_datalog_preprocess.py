@@ -12,7 +12,7 @@ import pytest
 from compiler import PreprocessorError, compile_datalog, compile_file
 from compiler.cli import main
 from compiler.datalog import preprocess as preprocess_module
-from compiler.errors import ArityError, ParseError
+from compiler.errors import ArityError, CompileWarning, ParseError
 
 TC = """
 t(x, y) :- e(x, y).
@@ -109,6 +109,16 @@ def test_an_error_after_an_include_is_at_its_own_line_and_column(tmp_path):
     assert (err.source_name, err.line, err.column) == (str(tmp_path / "main.dl"), 3, 33)
     # The declaration the message points at is in the included file.
     assert err.message.endswith(f"in its declaration ({tmp_path / 'decls.dl'}:1:1)")
+
+
+def test_a_warning_after_an_include_or_a_define_is_at_its_own_file_and_line(tmp_path):
+    write(tmp_path, {
+        "defs.h": "#define LIMIT 5\n#define SQR(x) ((x) * (x))\n",
+        "main.dl": '#include "defs.h"\n#define ONE 1\n.pragma "shiny" "x"\n.decl n(x: number)\nn(ONE).\n.output n\n',
+    })
+    with pytest.warns(CompileWarning, match=r"unknown \.pragma key 'shiny' \(ignored\)") as caught:
+        compile_file(tmp_path / "main.dl")
+    assert [(w.filename, w.lineno) for w in caught if w.category is CompileWarning] == [(str(tmp_path / "main.dl"), 3)]
 
 
 def test_a_missing_include_file_is_an_error_at_the_directive(tmp_path):

@@ -379,7 +379,8 @@ ERRORS = [
     (TypeMismatchError, ".type N <: number\n.type M <: number\n.decl a(x: N)\n.decl b(x: M)\nc(x) :- a(x), b(x).", 5, 17,
      "variable 'x' is a 'M' (argument 1 of 'b') and a 'N' (argument 1 of 'a'), types with no value in common"),
     (TypeMismatchError, ".type N <: number\n.decl a(x: number)\n.decl b(x: N)\nb(x) :- a(x).", 4, 3,
-     "variable 'x' is a 'number' (argument 1 of 'a'), but argument 1 of 'b' is declared 'N', which 'number' is not a subtype of"),
+     "variable 'x' is a 'number' (argument 1 of 'a'), but argument 1 of 'b' is declared 'N', which 'number' is not a subtype of"
+     " (as(x, N) takes it as one, unchecked)"),
     (TypeMismatchError, ".type N <: number\n.type M <: number\n.decl a(x: N)\n.decl b(x: M)\nc(x) :- a(x), b(y), x < y.", 5, 25,
      "variable 'y' is a 'M' (argument 1 of 'b'), but is compared with variable 'x', a 'N' (argument 1 of 'a'): types with no value in common"),
     (TypeMismatchError, ".type N <: number\n.type M <: number\n.type P = [n: N]\n.decl a(x: M)\n.decl r(p: P)\nq(x) :- a(x), r([x]).", 6, 18,

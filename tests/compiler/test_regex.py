@@ -4,8 +4,12 @@ Every expectation below was checked against `std::regex_match` of g++ 12's libst
 library Soufflé's expected outputs come from): True/False is the match, None a pattern
 std::regex rejects."""
 
+import warnings
+
 import pytest
 
+from compiler import compile_datalog
+from compiler.errors import CompileWarning, InvalidPatternWarning
 from compiler.plan.regex import ANY_CHARACTER, escape, regex_match
 
 CASES = [
@@ -75,6 +79,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("pattern", "text", "expected"), CASES)
+@pytest.mark.filterwarnings("ignore::compiler.errors.InvalidPatternWarning")
 def test_regex_match_is_libstdcxx_ecmascript(pattern, text, expected):
     assert regex_match(pattern, text) is expected
 
@@ -86,3 +91,25 @@ def test_escape_and_any_character_build_patterns_for_sql_like():
     assert regex_match(ANY_CHARACTER, "\u00e9") is True  # one character, two bytes
     assert regex_match(ANY_CHARACTER, "ab") is False
     assert regex_match(f"{ANY_CHARACTER}*", "a\n\u00e9b") is True
+
+
+def test_an_invalid_constant_pattern_warns_at_its_line_and_matches_nothing():
+    text = '.decl s(x: symbol)\ns("abc").\n.decl m(x: symbol)\nm(x) :- s(x), match("(x[a-z", x).\n.decl n(x: symbol)\nn(x) :- s(x), !match("(x[a-z", x).\n.output m, n'
+    with pytest.warns(CompileWarning, match=r"match\(\): the pattern '\(x\[a-z' is no regular expression") as caught:
+        program = compile_datalog(text, "p.dl")
+    assert [(w.filename, w.lineno) for w in caught if w.category is CompileWarning] == [("p.dl", 4), ("p.dl", 6)]  # each use, at its line
+    session = program.session()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # reported by the compiler already: not again when rows meet it
+        session.commit()
+    assert session.read("m") == session.read("n") == []
+
+
+def test_an_invalid_pattern_from_the_data_warns_once():
+    program = compile_datalog(".decl s(p: symbol, x: symbol)\n.input s\n.decl m(x: symbol)\nm(x) :- s(p, x), match(p, x).\n.output m")
+    session = program.session()
+    session.insert("s", [("(y[a-z", "a"), ("(y[a-z", "b"), ("[a-z]", "c")])
+    with pytest.warns(InvalidPatternWarning, match=r"the pattern '\(y\[a-z' is no regular expression") as caught:
+        session.commit()
+    assert len([w for w in caught if w.category is InvalidPatternWarning]) == 1
+    assert session.read("m") == [("c",)]
