@@ -133,8 +133,8 @@ class Program:
                 if name in bound or (name in self.plan.inputs and not getattr(info, "eqrel", False))]
 
     def explain(self) -> str:
-        """The optimized plan as text (compiler.plan.explain), after a line per `.pragma`:
-        applied (with what it changed) or ignored."""
+        """The optimized plan as text (compiler.plan.explain), after a line per `.pragma`
+        (applied, with what it changed, or ignored) and per `.plan` (ignored)."""
         lines = []
         for p in self.checked.pragmas:
             written = f'.pragma "{p.key}"' + (f' "{p.value}"' if p.value is not None else "")
@@ -145,6 +145,8 @@ class Program:
                 lines.append(f"applied: {written}: {HONOURED_PRAGMAS[p.key]}")
             else:
                 lines.append(f"ignored: {written}: {IGNORED_PRAGMAS.get(p.key, 'an unknown key')}")
+        for hint in self.checked.plans:
+            lines.append(f"ignored: {hint} (line {hint.span.line}): a join order for the rule before it (deltalog plans by itself)")
         return "\n".join([*lines, explain(self.plan)])
 
     def session(self, capture: str = "all") -> "Session":

@@ -365,6 +365,18 @@ class Pragma:
     span: Span = _span()
 
 
+@dataclass(frozen=True)
+class ExecutionPlan:
+    """`.plan 1:(2,1), ...` after a rule: Soufflé's order of its body atoms for each version
+    (of a recursive rule), as (version, atom positions) pairs. A hint deltalog ignores."""
+
+    orders: tuple[tuple[int, tuple[int, ...]], ...]
+    span: Span = _span()
+
+    def __str__(self) -> str:
+        return ".plan " + ", ".join(f"{v}:({','.join(map(str, atoms))})" for v, atoms in self.orders)
+
+
 # ---- components ------------------------------------------------------------------
 
 
@@ -426,6 +438,7 @@ class Program:
     printsizes: tuple[IODirective, ...] = ()
     source: Source | None = field(default=None, compare=False)
     pragmas: tuple[Pragma, ...] = ()
+    plans: tuple[ExecutionPlan, ...] = ()
     # Empty once compiler.datalog.components has expanded them (parse_datalog's result).
     components: tuple[Component, ...] = ()
     instances: tuple[ComponentInit, ...] = ()

@@ -28,6 +28,7 @@ from compiler.datalog.ast import (
     ComponentInit,
     ComponentType,
     Decl,
+    ExecutionPlan,
     Fact,
     Float,
     Functor,
@@ -440,6 +441,14 @@ class Builder(Transformer):
         original file and line after the preprocessor by check_datalog)."""
         warnings.warn_explicit(message, CompileWarning, self.source.name if self.source else "<string>", line)
 
+    def plan_hint(self, meta, children):
+        _, *orders = children
+        return ExecutionPlan(tuple(orders), span=meta_span(meta))
+
+    def plan_order(self, meta, children):
+        version, *atoms = _present(children)
+        return int(version), tuple(int(a) for a in atoms)
+
     def unsupported_directive(self, meta, children):
         token = children[0]
         raise self._error(UnsupportedError, unsupported_directive_message(str(token).split()[0]), token_span(token))
@@ -474,7 +483,8 @@ class Builder(Transformer):
 
     def _program(self, statements) -> Program:
         """The statements of a program, or of a component's body, sorted by kind."""
-        kinds = (Decl, TypeDecl, "input", "output", "printsize", Fact, Rule, Subsumption, Pragma, Component, ComponentInit, FunctorDecl)
+        kinds = (Decl, TypeDecl, "input", "output", "printsize", Fact, Rule, Subsumption, Pragma, ExecutionPlan, Component, ComponentInit,
+                 FunctorDecl)
         parts = {kind: [] for kind in kinds}
         for item in statements:
             for node in item if isinstance(item, list) else [item]:
@@ -490,6 +500,7 @@ class Builder(Transformer):
             printsizes=tuple(parts["printsize"]),
             source=self.source,
             pragmas=tuple(parts[Pragma]),
+            plans=tuple(parts[ExecutionPlan]),
             components=tuple(parts[Component]),
             instances=tuple(parts[ComponentInit]),
             subsumptions=tuple(parts[Subsumption]),

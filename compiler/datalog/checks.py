@@ -48,7 +48,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from compiler.datalog.anonymous import fold_anonymous_records
-from compiler.datalog.ast import Decl, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term, TypeCast, map_nodes
+from compiler.datalog.ast import Decl, ExecutionPlan, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term, TypeCast, map_nodes
 from compiler.datalog.counting import mark_counted
 from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference, describe, show
 from compiler.datalog.inline import inline_relations
@@ -112,6 +112,7 @@ class CheckedProgram:
     term_types: dict[Rule | Fact, dict[Term, Kind]] = field(hash=False, repr=False)
     source: Source | None = field(default=None, compare=False, repr=False)
     pragmas: tuple[Pragma, ...] = field(default=(), compare=False, repr=False)  # builder.IGNORED_PRAGMAS, HONOURED_PRAGMAS
+    plans: tuple[ExecutionPlan, ...] = field(default=(), compare=False, repr=False)  # hints, ignored
     magic: tuple[str, ...] = ()  # the relations evaluated on demand (compiler.datalog.magic)
     subsumptions: tuple[Subsumption, ...] = ()  # disjunction-free; see the module
     functors: dict[str, UserFunctor] = field(default_factory=dict, hash=False, repr=False)  # by name, without '@'
@@ -215,6 +216,7 @@ def _check(program: Program, types, user_functors) -> CheckedProgram:
         term_types=term_types,
         source=source,
         pragmas=program.pragmas,
+        plans=program.plans,
         subsumptions=program.subsumptions,
         functors=user_functors,
         types=types,

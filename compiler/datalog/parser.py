@@ -48,6 +48,7 @@ _WORDS = {
     "$END": "end of input",
     "UNSUPPORTED_DIRECTIVE": None,  # recognised only to reject it; never suggest it
     "PRAGMA": None,  # an option, not part of the language a message should teach
+    "PLAN": None,  # a hint, likewise
 }
 _FOUND = {"INT": "number", "FLOAT": "float", "UNSIGNED": "unsigned number", "STRING": "string"}
 
@@ -219,8 +220,8 @@ def _parse_error(exc: UnexpectedInput, source: Source, parser: Lark) -> CompileE
         # lookaheads, which include tokens that cannot actually come next.
         expected = exc.accepts or exc.expected
         message = f"expected {_describe_expected(expected, parser)} but found {found}"
-        call = re.search(r"([A-Za-z_][A-Za-z0-9_?]*)\s*$", source.text[: token.start_pos]) if token.value == "(" else None
-        if call:  # `name(` where only a term fits: a call of a functor we lack
+        call = re.search(r"(?<![.\w?])([A-Za-z_][A-Za-z0-9_?]*)\s*$", source.text[: token.start_pos]) if token.value == "(" else None
+        if call:  # `name(` where only a term fits: a call of a functor we lack (not `.directive (`)
             message = f"unknown functor '{call.group(1)}' (the functors: {', '.join(FUNCTORS)})"
             if "\n" not in source.text[call.start(1) : token.start_pos]:
                 column -= token.start_pos - call.start(1)

@@ -96,6 +96,24 @@ def test_explain_reports_each_pragma_as_ignored_or_applied():
     assert second == 'applied: .pragma "magic-transform" "*": no relation evaluated on demand (magic sets)'
 
 
+def test_a_rules_execution_plan_is_kept_as_a_hint_and_explain_says_it_is_ignored():
+    text = "e(1, 2).\nt(x, y) :- e(x, y).\nt(x, z) :- t(x, y), e(y, z).\n  .plan 1: (2,1), 2:(1,2)\n.output t"
+    program = parse_datalog(text)
+    assert [(p.orders, p.span.line) for p in program.plans] == [(((1, (2, 1)), (2, (1, 2))), 4)]
+    compiled = compile_datalog(text)
+    assert compiled.explain().splitlines()[0] == (
+        "ignored: .plan 1:(2,1), 2:(1,2) (line 4): a join order for the rule before it (deltalog plans by itself)")
+    session = compiled.session()
+    session.commit()
+    assert session.read("t") == [(1, 2)]
+
+
+def test_an_execution_plan_without_versions_is_a_parse_error_at_its_parenthesis():
+    with pytest.raises(CompileError) as info:
+        parse_datalog("t(x) :- e(x).\n.plan (1,2), 2: (2,1)")
+    assert (info.value.line, info.value.column, info.value.message) == (2, 7, "expected a number but found '('")
+
+
 def test_decl_qualifiers_min_max_and_ignored_souffle_hints():
     program = parse_datalog(
         ".decl dist(node: number, d: number) min(d)\n"
