@@ -261,6 +261,12 @@ class Builder(Transformer):
     def positive(self, meta, children):
         return ("lit", children[0])
 
+    def boolean_constraint(self, meta, children):
+        """Soufflé's `true` and `false` in a body: a comparison of constants that holds or not."""
+        span = meta_span(meta)
+        zero, one = Number(0, span=span), Number(1 if str(children[0]) == "false" else 0, span=span)
+        return ("lit", Comparison("=", zero, one, span=span))
+
     def cmp_op(self, meta, children):
         return str(children[0])
 

@@ -71,7 +71,7 @@ PARSE_ERRORS = [
     ("a(x :- b(x).", 1, 5, "expected one of ')' ',' but found ':-'"),
     ("a(x) :- b(x)", 1, 13, "expected one of ',' '.' ';' but found end of input"),
     ("a(x) :- b(x)\nc(x) :- d(x).", 2, 1, "expected one of ',' '.' ';' but found identifier 'c'"),
-    ("a(x) :- .", 1, 9, "expected one of '!' 'contains' 'match' 'not' or a term but found '.'"),
+    ("a(x) :- .", 1, 9, "expected one of '!' 'contains' 'false' 'match' 'not' 'true' or a term but found '.'"),
     ("a(x) :- b(x), x < .", 1, 19, "expected a term but found '.'"),
     ("a(x) :- b(x), x < 1 < 2.", 1, 21, "expected one of ',' '.' ';' but found '<'"),
     ("a(x) :- b(x), 1x.", 1, 16, "expected an operator or a comparison operator but found identifier 'x'"),

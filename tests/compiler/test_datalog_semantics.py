@@ -328,6 +328,18 @@ def test_match_takes_souffles_regex_dialect_and_a_bad_pattern_fails_both_ways():
     assert read(r, "by_pattern") == [("a[[:alpha:]]", "a\n"), ("a[[:alpha:]]", "a12"), ("a[[:alpha:]]", "a{x}"), ("a[[:alpha:]]", "a\u00e9")]
 
 
+def test_true_and_false_in_a_body_hold_and_fail_as_souffles_boolean_constraints():
+    text = (".decl e(x: number)\n.input e\n"
+            "always(x) :- e(x), true.\nnever(x) :- e(x), false.\n"
+            "either(x) :- e(x), (false ; true), !false.\nneither(x) :- e(x), !true.\n")
+    r = run(text, {"e": [(1,), (2,)]})
+    assert read(r, "always") == read(r, "either") == [(1,), (2,)]
+    assert read(r, "never") == read(r, "neither") == []
+    r.remove("e", [(1,)])
+    r.commit()
+    assert read(r, "always") == [(2,)]
+
+
 def test_range_binds_one_row_per_value_as_souffle_counts():
     text = (
         EDGES + "up(x) :- x = range(1, 4).\n"
