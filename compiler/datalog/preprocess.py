@@ -20,6 +20,9 @@ names that file. Columns are those of the source line as long as no macro on it
 expanded to text of another length; comments are kept as blanks (not squeezed to
 one space) so that they do not shift the columns after them.
 
+`RAM_DOMAIN_SIZE` is predefined as 64, the width of deltalog's numbers, as Soufflé's
+driver defines it (programs choose 32- or 64-bit arithmetic by it).
+
 Errors of the preprocessor itself -- an include file not found, `#if` without
 `#endif`, a malformed `#define`, `#error` -- are PreprocessorErrors at the
 directive's file and line.
@@ -40,6 +43,7 @@ _DIRECTIVE = re.compile(r"^[ \t]*(#|\.include\b|\.once\b)", re.M)
 # Soufflé's spellings, rewritten to cpp's; each keeps the line (and its column) count.
 _SOUFFLE_INCLUDE = re.compile(r"^([ \t]*)\.include\b", re.M)
 _SOUFFLE_ONCE = re.compile(r"^([ \t]*)\.once\b", re.M)
+RAM_DOMAIN_SIZE = 64  # predefined, as Soufflé's driver defines it for cpp
 _LINE_MARKER = re.compile(r'#line (\d+)(?: "(.*)")?$')
 # How messages point at a second place ("... its declaration (line 3, column 1)").
 _MENTION = re.compile(r"\bline (\d+), column (\d+)")
@@ -123,6 +127,8 @@ class _Preprocessor:
         self.cpp.line_directive = "#line"
         self.cpp.rewrite_paths = []  # files by absolute path; `name` says how errors call them
         self.cpp.auto_pragma_once_enabled = False  # only `#pragma once` / `.once` mean once
+        # Soufflé's driver tells cpp the width of its values; deltalog's are 64-bit.
+        self.cpp.define(f"RAM_DOMAIN_SIZE {RAM_DOMAIN_SIZE}")
         self.top = os.path.abspath(source_name)
         self.source_name = source_name
         self.texts: dict[str, str] = {}

@@ -167,3 +167,8 @@ def test_cli_include_dir_reaches_every_command(tmp_path, capsys):
     assert "ok (1 outputs: t)" in out
     assert "t (1 rows)" in out  # run printed the derived relation
 
+
+
+def test_ram_domain_size_is_predefined_as_souffles_driver_defines_it():
+    text = "#if RAM_DOMAIN_SIZE == 64\nt(1, 64).\n#else\nt(1, 32).\n#endif\n.output t\n"
+    assert derived(compile_datalog(text)) == [(1, 64)]
