@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 
 from compiler.datalog.ast import (
     Atom,
+    Branch,
+    BranchTerm,
     Component,
     ComponentInit,
     ComponentType,
@@ -150,11 +152,13 @@ class _Content:
         in its clauses and in the orphans still on their way outward."""
         type_names = {t.name: f"{instance}.{t.name}" for t in self.types}
         relation_names = {d.name: f"{instance}.{d.name}" for d in self.decls}
-        self.types = [_retyped(t, type_names) for t in self.types]
+        branch_names = {b.name: f"{instance}.{b.name}" for t in self.types for b in t.branches}
+        self.types = [_with_branches_renamed(_retyped(t, type_names), branch_names) for t in self.types]
         self.decls = [dataclasses.replace(_retyped(d, type_names), name=relation_names[d.name]) for d in self.decls]
         self.directives = [dataclasses.replace(d, relation=relation_names.get(d.relation, d.relation)) for d in self.directives]
-        self.clauses = [_with_types_renamed(_with_relations_renamed(c, relation_names), type_names) for c in self.clauses]
-        orphans[:] = [_with_types_renamed(_with_relations_renamed(c, relation_names), type_names) for c in orphans]
+        renamed = lambda c: _with_branches_renamed(_with_types_renamed(_with_relations_renamed(c, relation_names), type_names), branch_names)  # noqa: E731
+        self.clauses = [renamed(c) for c in self.clauses]
+        orphans[:] = [renamed(c) for c in orphans]
 
 
 def _retyped(node: TypeDecl | Decl, names: dict[str, str]):
@@ -183,6 +187,17 @@ def _with_relations_renamed(clause: Clause, names: dict[str, str]) -> Clause:
         dataclasses.replace(node, relation=names[node.relation]) if isinstance(node, Atom) and node.relation in names else node
     )
     return map_nodes(clause, rename)
+
+
+def _with_branches_renamed(node, names: dict[str, str]):
+    """A type declaration's ADT branches, or a clause's `$B(...)` values, with branch names
+    replaced as `names` says (an instance's branches are `$inst.B`, as Soufflé names them)."""
+    if not names:
+        return node
+    rename = lambda n: (  # noqa: E731
+        dataclasses.replace(n, name=names[n.name]) if isinstance(n, (Branch, BranchTerm)) and n.name in names else n
+    )
+    return map_nodes(node, rename)
 
 
 def _with_types_renamed(clause: Clause, names: dict[str, str]) -> Clause:

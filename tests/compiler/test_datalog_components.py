@@ -286,3 +286,27 @@ def test_an_error_in_an_instance_clause_points_into_the_component():
         check_datalog(text)
     assert (info.value.line, info.value.column) == (3, 5)  # the head's x
     assert "'x'" in info.value.message
+
+
+def test_each_instance_has_its_own_adt_branches_named_inst_branch_as_in_souffle():
+    # Soufflé's semantic/comp_types2: two instances of one component each declare branch `b`;
+    # inside, `$b` is the instance's own; outside, `$inst.b` names it.
+    text = """
+    .comp F {
+      .type T = b {x: number} | c {}
+      .decl R(x: T)
+      R($b(1)).
+      .decl S(x: T)
+      S(x) :- R(x), x = $b(_).
+    }
+    .init f1 = F
+    .init f2 = F
+    f1.R($f1.b(2)).
+    f2.R($f2.c).
+    """
+    r = run(text)
+    branches = lambda rel: sorted((v.name, v.args) for (v,) in read(r, rel))  # noqa: E731
+    assert branches("f1.R") == [("f1.b", (1,)), ("f1.b", (2,))]
+    assert branches("f2.R") == [("f2.b", (1,)), ("f2.c", ())]
+    assert branches("f1.S") == [("f1.b", (1,)), ("f1.b", (2,))]
+    assert branches("f2.S") == [("f2.b", (1,))]
