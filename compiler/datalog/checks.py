@@ -365,8 +365,8 @@ def _check_io_options(d: IODirective, source) -> None:
         values = known[key]
         if values is not None and value not in values:
             raise UnsupportedError.at(f"'.{d.kind}' option {key}={value} is not supported (one of: {', '.join(values)})", span, source)
-        if key == "delimiter" and len(value) != 1:
-            raise UnsupportedError.at(f"delimiter {value!r}: deltalog reads and writes one-character delimiters only", span, source)
+        if key == "delimiter" and not value:
+            raise DeclarationError.at("an empty delimiter separates nothing", span, source)
 
 
 def _index_io(directives: tuple[IODirective, ...], inference: Inference, source) -> dict[str, dict[str, str]]:

@@ -1,7 +1,8 @@
 """Soufflé's fact files, read and written as Soufflé does, without Spark.
 
 A fact file is delimited text: one row per line, fields separated by the
-delimiter (a tab unless `.input r(delimiter=",")` says otherwise), no quoting
+delimiter (a tab unless `.input r(delimiter=",")` says otherwise; any string, as
+Soufflé takes it), no quoting
 and no escapes, so a field is exactly the text between delimiters. Hence an
 empty field is the empty symbol (not a missing value), and an empty file (or
 one of blank lines only) is an empty relation. With `headers=true` the first
@@ -54,6 +55,10 @@ def _read_file(file: str, source: TableSource, where: str) -> pa.Table | None:
         at = f"{file}: line" if file != local_path(source.path) else "line"
         raise LoadError(f"{where}: {at} {number}: {len(fields)} fields, but '{source.relation}' has {len(source.columns)} columns")
     names = fields if source.header else [f"_{i}" for i in range(len(fields))]
+    if len(source.delimiter) > 1:
+        table = _split_lines(file, source, names, where)
+        picked, out_names = map_columns(table.column_names, source, "csv" if source.header else "facts", where)
+        return table.select(picked).rename_columns(out_names)
     try:
         table = pacsv.read_csv(
             file,
@@ -67,6 +72,18 @@ def _read_file(file: str, source: TableSource, where: str) -> pa.Table | None:
         raise LoadError(f"{where}: {bad or str(err).splitlines()[0]}") from None
     picked, out_names = map_columns(table.column_names, source, "csv" if source.header else "facts", where)
     return table.select(picked).rename_columns(out_names)
+
+
+def _split_lines(file: str, source: TableSource, names: list[str], where: str) -> pa.Table:
+    """A fact file whose delimiter is several characters (Soufflé takes any string; Arrow's
+    reader one character): its lines split here, the same rows as Arrow would give."""
+    bad = first_malformed_line(file, "facts", source.delimiter)
+    if bad is not None:
+        raise LoadError(f"{where}: {bad}")
+    with open(file, encoding="utf-8", newline="") as fh:
+        rows = [line.rstrip("\r\n").split(source.delimiter) for line in fh if line.strip("\r\n")]
+    rows = rows[1:] if source.header else rows
+    return pa.table({name: pa.array([row[i] for row in rows], pa.string()) for i, name in enumerate(names)})
 
 
 def write_facts(path: str, rows, delimiter: str = "\t", header: tuple[str, ...] | None = None) -> None:

@@ -203,7 +203,6 @@ def test_a_fact_file_that_does_not_fit_names_the_line(tmp_path, capsys):
     ('.input e(compress=true)', 10, "option 'compress' of '.input' is not supported (the options deltalog knows: IO, delimiter, filename, headers)"),
     ('.input e(IO=sqlite, dbname="x")', 10, "'.input' option IO=sqlite is not supported (one of: file)"),
     ('.output e(filename="e.csv", headers=yes)', 29, "'.output' option headers=yes is not supported (one of: true, false)"),
-    ('.input e(delimiter="::")', 10, "delimiter '::': deltalog reads and writes one-character delimiters only"),
 ])
 def test_an_unknown_option_is_a_located_error_from_check_and_run(tmp_path, capsys, directive, column, message):
     program = write(tmp_path / "bad.dl", f".decl e(x: number)\n{directive}\nr(x) :- e(x).\n")
@@ -211,6 +210,32 @@ def test_an_unknown_option_is_a_located_error_from_check_and_run(tmp_path, capsy
         code, _, err = deltalog(capsys, command, program)
         assert code == 1
         assert err.splitlines()[0] == f"{program}:2:{column}: UnsupportedError: {message}"
+
+
+def test_a_delimiter_of_several_characters_reads_and_writes_as_souffle_does(tmp_path, capsys):
+    program = write(tmp_path / "d.dl", """
+.decl e(a: number, s: symbol)
+.input e(delimiter=", ")
+.decl f(a: number, s: symbol)
+.output f(delimiter="::")
+f(a, s) :- e(a, s).
+""")
+    facts = tmp_path / "facts"
+    facts.mkdir()
+    write(facts / "e.facts", "1, x\n2, y z\n")
+    out_dir = tmp_path / "out"
+    code, _, err = deltalog(capsys, "run", program, "-F", facts, "-D", out_dir)
+    assert (code, err) == (0, "")
+    assert (out_dir / "f.csv").read_text() == "1::x\n2::y z\n"
+    write(facts / "e.facts", "1, x\n2, y, z\n")
+    code, _, err = deltalog(capsys, "run", program, "-F", facts, "-D", out_dir)
+    assert (code, err) == (1, f"deltalog: error: 'e': {facts / 'e.facts'}: line 2: 3 fields (separated by ', '), line 1 has 2\n")
+
+
+def test_an_empty_delimiter_is_a_located_error(tmp_path, capsys):
+    program = write(tmp_path / "bad.dl", '.decl e(x: number)\n.input e(delimiter="")\nr(x) :- e(x).\n')
+    code, _, err = deltalog(capsys, "check", program)
+    assert (code, err.splitlines()[0]) == (1, f"{program}:2:10: DeclarationError: an empty delimiter separates nothing")
 
 
 # ---- records and ADT values ---------------------------------------------------------------------
