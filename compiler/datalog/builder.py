@@ -264,8 +264,8 @@ class Builder(Transformer):
     def boolean_constraint(self, meta, children):
         """Soufflé's `true` and `false` in a body: a comparison of constants that holds or not."""
         span = meta_span(meta)
-        zero, one = Number(0, span=span), Number(1 if str(children[0]) == "false" else 0, span=span)
-        return ("lit", Comparison("=", zero, one, span=span))
+        holds = str(children[0]) == "true"
+        return ("lit", Comparison("=", Number(0, span=span), Number(0 if holds else 1, span=span), span=span))
 
     def cmp_op(self, meta, children):
         return str(children[0])

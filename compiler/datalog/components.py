@@ -153,12 +153,11 @@ class _Content:
         type_names = {t.name: f"{instance}.{t.name}" for t in self.types}
         relation_names = {d.name: f"{instance}.{d.name}" for d in self.decls}
         branch_names = {b.name: f"{instance}.{b.name}" for t in self.types for b in t.branches}
-        self.types = [_with_branches_renamed(_retyped(t, type_names), branch_names) for t in self.types]
+        self.types = [_renamed(_retyped(t, type_names), branches=branch_names) for t in self.types]
         self.decls = [dataclasses.replace(_retyped(d, type_names), name=relation_names[d.name]) for d in self.decls]
         self.directives = [dataclasses.replace(d, relation=relation_names.get(d.relation, d.relation)) for d in self.directives]
-        renamed = lambda c: _with_branches_renamed(_with_types_renamed(_with_relations_renamed(c, relation_names), type_names), branch_names)  # noqa: E731
-        self.clauses = [renamed(c) for c in self.clauses]
-        orphans[:] = [renamed(c) for c in orphans]
+        self.clauses = [_renamed(c, relation_names, type_names, branch_names) for c in self.clauses]
+        orphans[:] = [_renamed(c, relation_names, type_names, branch_names) for c in orphans]
 
 
 def _retyped(node: TypeDecl | Decl, names: dict[str, str]):
@@ -180,32 +179,24 @@ def _retyped(node: TypeDecl | Decl, names: dict[str, str]):
     return dataclasses.replace(node, attributes=fields(node.attributes))
 
 
-def _with_relations_renamed(clause: Clause, names: dict[str, str]) -> Clause:
-    if isinstance(clause, Fact):
-        return dataclasses.replace(clause, relation=names.get(clause.relation, clause.relation))
-    rename = lambda node: (  # noqa: E731
-        dataclasses.replace(node, relation=names[node.relation]) if isinstance(node, Atom) and node.relation in names else node
-    )
-    return map_nodes(clause, rename)
-
-
-def _with_branches_renamed(node, names: dict[str, str]):
-    """A type declaration's ADT branches, or a clause's `$B(...)` values, with branch names
-    replaced as `names` says (an instance's branches are `$inst.B`, as Soufflé names them)."""
-    if not names:
+def _renamed(node, relations=None, types=None, branches=None):
+    """A clause (or an ADT's declaration) with the names it uses replaced, each map saying
+    old -> new: the relations of its atoms and facts, the types its `as(x, T)` casts name,
+    its ADT branches (an instance's branches are `$inst.B`, as Soufflé names them)."""
+    relations, types, branches = relations or {}, types or {}, branches or {}
+    if not (relations or types or branches):
         return node
-    rename = lambda n: (  # noqa: E731
-        dataclasses.replace(n, name=names[n.name]) if isinstance(n, (Branch, BranchTerm)) and n.name in names else n
-    )
+
+    def rename(n):
+        if isinstance(n, (Atom, Fact)) and n.relation in relations:
+            return dataclasses.replace(n, relation=relations[n.relation])
+        if isinstance(n, TypeCast) and n.type_name in types:
+            return dataclasses.replace(n, type_name=types[n.type_name])
+        if isinstance(n, (Branch, BranchTerm)) and n.name in branches:
+            return dataclasses.replace(n, name=branches[n.name])
+        return n
+
     return map_nodes(node, rename)
-
-
-def _with_types_renamed(clause: Clause, names: dict[str, str]) -> Clause:
-    """The clause with the types its `as(x, T)` casts name replaced as `names` says."""
-    rename = lambda node: (  # noqa: E731
-        dataclasses.replace(node, type_name=names[node.type_name]) if isinstance(node, TypeCast) and node.type_name in names else node
-    )
-    return map_nodes(clause, rename) if names else clause
 
 
 def _head(clause: Clause) -> str:
@@ -400,7 +391,7 @@ class _Expander:
         for clause in _clauses(body):
             if _head(clause) in overridden:
                 continue
-            clause = _with_types_renamed(clause, arguments)
+            clause = _renamed(clause, types=arguments)
             (content.clauses if _head(clause) in declared else orphans).append(clause)
         content.clauses += [c for c in orphans if _head(c) in declared]
         orphans[:] = [c for c in orphans if _head(c) not in declared]

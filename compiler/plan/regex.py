@@ -346,6 +346,11 @@ def translate(pattern: str) -> re.Pattern | None:
         return None
 
 
+# Invalid patterns already reported: a program's own constants by the compiler (at their
+# line), patterns read from the data here, each once.
+_REPORTED: set[str] = set()
+
+
 def regex_match(pattern: str, text: str):
     """Soufflé's match(pattern, text): True or False, or None for an invalid pattern (then
     both `match` and `!match` are false, and the pattern is reported once)."""
@@ -357,11 +362,6 @@ def regex_match(pattern: str, text: str):
             warnings.warn_explicit(message, InvalidPatternWarning, "<data>", 0)
         return None
     return regex.fullmatch(text.encode("utf-8")) is not None
-
-
-# Invalid patterns already reported: a program's own constants by the compiler (at their
-# line), patterns read from the data here, each once.
-_REPORTED: set[str] = set()
 
 
 def report_invalid_constant(pattern: str) -> bool:
