@@ -41,9 +41,10 @@ class ChangeCapture(Capture):
         op = self.op
         batch = Batch.concat(recent)
         due = batch.time[0] < until
-        op.recent = [] if due.all() else [batch.take(~due)]
-        history_is_recent = due.all() and len(op.unarranged) == len(recent) and all(a is b for a, b in zip(op.unarranged, recent))
-        batch = (batch if due.all() else batch.take(due)).consolidate()
+        all_due = bool(due.all())
+        op.recent = [] if all_due else [batch.take(~due)]
+        history_is_recent = all_due and len(op.unarranged) == len(recent) and all(a is b for a, b in zip(op.unarranged, recent))
+        batch = (batch if all_due else batch.take(due)).consolidate()
         if history_is_recent:  # the consolidated batch is in arranged order: the history takes it as it is
             op.unarranged, op.unarranged_rows = [], 0
             if len(batch):
