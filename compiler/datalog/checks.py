@@ -259,9 +259,7 @@ def check_casts(clauses, term_types: dict, source: Source | None) -> None:
     would name a symbol or record by an id of deltalog's own tables: an UnsupportedError."""
     for clause in clauses:
         kinds = term_types[clause]
-        casts: list[TypeCast] = []
-        map_nodes(clause, lambda node: casts.append(node) or node if isinstance(node, TypeCast) else node)
-        for cast in casts:
+        for cast in _casts(clause):
             have, want = kinds.get(cast.args[0]), kinds.get(cast)
             if have is None or have == want or (have in NUMERIC and want in NUMERIC):
                 continue
@@ -271,6 +269,19 @@ def check_casts(clauses, term_types: dict, source: Source | None) -> None:
                        f"{show(frozenset({want}))}: deltalog's as() casts within one kind (subset types), between "
                        f"number, unsigned and float (keeping the bits), and a symbol, record or ADT value to its id as a number")
             raise UnsupportedError.at(message, cast.span, source)
+
+
+def _casts(clause) -> list[TypeCast]:
+    """The clause's `as(x, T)` terms, aggregate bodies included (map_nodes visits every node)."""
+    found: list[TypeCast] = []
+
+    def visit(node):
+        if isinstance(node, TypeCast):
+            found.append(node)
+        return node
+
+    map_nodes(clause, visit)
+    return found
 
 
 def _check_defined(program: Program, decls: dict[str, Decl], source) -> None:

@@ -55,12 +55,15 @@ def _read_file(file: str, source: TableSource, where: str) -> pa.Table | None:
         at = f"{file}: line" if file != local_path(source.path) else "line"
         raise LoadError(f"{where}: {at} {number}: {len(fields)} fields, but '{source.relation}' has {len(source.columns)} columns")
     names = fields if source.header else [f"_{i}" for i in range(len(fields))]
-    if len(source.delimiter) > 1:
-        table = _split_lines(file, source, names, where)
-        picked, out_names = map_columns(table.column_names, source, "csv" if source.header else "facts", where)
-        return table.select(picked).rename_columns(out_names)
+    table = (_split_lines if len(source.delimiter) > 1 else _read_by_arrow)(file, source, names, where)
+    picked, out_names = map_columns(table.column_names, source, "csv" if source.header else "facts", where)
+    return table.select(picked).rename_columns(out_names)
+
+
+def _read_by_arrow(file: str, source: TableSource, names: list[str], where: str) -> pa.Table:
+    """A fact file with a one-character delimiter, split by Arrow's reader."""
     try:
-        table = pacsv.read_csv(
+        return pacsv.read_csv(
             file,
             read_options=pacsv.ReadOptions(column_names=None if source.header else names),
             parse_options=pacsv.ParseOptions(delimiter=source.delimiter, quote_char=False, escape_char=False),
@@ -70,13 +73,11 @@ def _read_file(file: str, source: TableSource, where: str) -> pa.Table | None:
     except pa.ArrowInvalid as err:
         bad = first_malformed_line(file, "facts", source.delimiter)
         raise LoadError(f"{where}: {bad or str(err).splitlines()[0]}") from None
-    picked, out_names = map_columns(table.column_names, source, "csv" if source.header else "facts", where)
-    return table.select(picked).rename_columns(out_names)
 
 
 def _split_lines(file: str, source: TableSource, names: list[str], where: str) -> pa.Table:
     """A fact file whose delimiter is several characters (Soufflé takes any string; Arrow's
-    reader one character): its lines split here, the same rows as Arrow would give."""
+    reader one character): its lines split here, the same rows Arrow gives for one character."""
     bad = first_malformed_line(file, "facts", source.delimiter)
     if bad is not None:
         raise LoadError(f"{where}: {bad}")
