@@ -52,6 +52,7 @@ from compiler.lowering.capture import ChangeCapture
 from compiler.lowering.delta import lower_delta_join
 from compiler.lowering.columns import predicate, projection, runtime_types
 from compiler.plan.delta import DeltaJoin
+from compiler.plan.nodes import walk
 from compiler.plan import (
     Aggregate,
     Antijoin,
@@ -90,9 +91,11 @@ class View:
 class _Context:
     """Where nodes are being lowered: the root scope, or a fixpoint's loop scope."""
 
-    def __init__(self, parent: "_Context | None" = None, scope=None, variables: dict | None = None):
+    def __init__(self, parent: "_Context | None" = None, scope=None, variables: dict | None = None, inner: dict | None = None):
         self.parent, self.scope = parent, scope
         self.variables = variables or {}  # binding name -> loop variable collection
+        self.inner = inner or {}  # binding name -> body: the fixpoint's bindings computed within each iteration
+        self.names = frozenset(self.variables) | frozenset(self.inner)  # what the loop's iterations change
         self.views: dict[Node, View] = {}
         self.ordered: dict[tuple, object] = {}  # (node, columns) -> collection with exactly those columns
 
@@ -135,17 +138,23 @@ class _Lowering:
 
     def _fixpoint(self, step: Fixpoint) -> None:
         names = frozenset(b.name for b in step.bindings)
+        looped = _loop_variables(step, self._reads, self._distinct_built) if _monotone(step, self._reads) else step.bindings
+        inner = {b.name: b.body for b in step.bindings if b not in looped}
         sources = []
-        for b in step.bindings:
+        for b in looped:
             seed = self._seed(b.body, names)
             sources.append(self.exact(seed if seed is not None else Values((), b.types), self.root))
+        within = {}
 
         def body(*variables):
-            context = _Context(self.root, variables[0].scope, dict(zip((b.name for b in step.bindings), variables)))
-            return [self.exact(b.body, context) for b in step.bindings]
+            context = _Context(self.root, variables[0].scope, dict(zip((b.name for b in looped), variables)), inner)
+            within.update((name, self.exact(node, context)) for name, node in inner.items())
+            return [self.exact(b.body, context) for b in looped]
 
-        for b, result in zip(step.bindings, iterate(sources, body)):
+        for b, result in zip(looped, iterate(sources, body)):
             self.bindings[b.name] = result
+        for name, collection in within.items():
+            self.bindings[name] = collection.leave()
 
     def _seed(self, node: Node, names) -> Node | None:
         """The part of a binding's body that does not read the fixpoint's own bindings."""
@@ -169,7 +178,7 @@ class _Lowering:
     # ---- nodes ----
 
     def view(self, node: Node, context: _Context) -> View:
-        if context.parent is not None and not self._reads(node, frozenset(context.variables)):
+        if context.parent is not None and not self._reads(node, context.names):
             outer = self.view(node, context.parent)  # loop-invariant: build it outside, enter it
             return View(outer.collection.enter(context.scope), outer.layout)
         done = context.views.get(node)
@@ -214,6 +223,8 @@ class _Lowering:
         if isinstance(node, Ref):
             if node.name in context.variables:
                 return View(context.variables[node.name], identity)
+            if node.name in context.inner:
+                return self.view(context.inner[node.name], context)
             return View(self.bindings[node.name], identity)
         if isinstance(node, Values):
             handle, collection = self.df.new_input(f"values#{len(self.constants)}", runtime_types(node.types))
@@ -253,6 +264,10 @@ class _Lowering:
         if lower is not None:
             return View(lower([self.exact(c, context) for c in node.children()]), identity)
         raise PlanError(f"cannot lower {type(node).__name__}")
+
+    def _distinct_built(self, node: Node) -> bool:
+        """Whether `node` is lowered to a distinct operator (not dropped as a Distinct of a set)."""
+        return isinstance(node, Distinct) and not self._is_set(node.input)
 
     def _is_set(self, node: Node) -> bool:
         """Whether every row of `node` has multiplicity one (the module says when)."""
@@ -305,6 +320,54 @@ class _Lowering:
         if node.func == "sum":
             return values.sum(key=k)  # int64 arithmetic wraps, as unsigned and number do
         return values.mean(key=k)
+
+
+# Nodes whose output only grows as their inputs grow (an Antijoin's right side is checked apart).
+_MONOTONE = (Scan, Ref, Values, Filter, Project, Join, Union, Distinct, Antijoin)
+
+
+def _monotone(step: Fixpoint, reads) -> bool:
+    """Whether every body is monotone in the fixpoint's bindings: then the order in which
+    the bindings are brought up to date does not change the least fixpoint reached."""
+    names = frozenset(b.name for b in step.bindings)
+    for b in step.bindings:
+        for n in walk(b.body):
+            if not isinstance(n, _MONOTONE) or (isinstance(n, Antijoin) and reads(n.right, names)):
+                return False
+    return True
+
+
+def _loop_variables(step: Fixpoint, reads, distinct_built) -> tuple:
+    """The bindings that go round the loop's back edge: enough to break every cycle of
+    references among the fixpoint's bindings (a feedback vertex set, found greedily). The
+    others are computed within each iteration from them, so a cycle through several
+    relations (Soufflé's `a :- b.` `b :- a.`) takes one iteration per step, not one per
+    relation, and keeps one back edge."""
+    uses = {b.name: {o.name for o in step.bindings if reads(b.body, frozenset([o.name]))} for b in step.bindings}
+    looped = {n for n, used in uses.items() if n in used}  # reads itself: always a variable
+    while True:
+        cyclic = _on_cycles({n: used - looped for n, used in uses.items() if n not in looped})
+        if not cyclic:
+            break
+        # Break the most cycles first; among equals, put a distinct operator's output on the
+        # back edge (it needs no consolidation there), then the earlier binding.
+        bodies = {b.name: b.body for b in step.bindings}
+        order = {b.name: i for i, b in enumerate(step.bindings)}
+        fan = {n: len(uses[n] & cyclic) * sum(n in uses[m] for m in cyclic) for n in cyclic}
+        looped.add(min(cyclic, key=lambda n: (-fan[n], not distinct_built(bodies[n]), order[n])))
+    return tuple(b for b in step.bindings if b.name in looped)
+
+
+def _on_cycles(uses: dict[str, set[str]]) -> set[str]:
+    """The names on some cycle of `uses` (name -> the names it reads): what is left after
+    repeatedly removing names that read nothing left or are read by nothing left."""
+    left = {n: set(u) & set(uses) for n, u in uses.items()}
+    while True:
+        read = {m for u in left.values() for m in u}
+        drop = {n for n, u in left.items() if not u or n not in read}
+        if not drop:
+            return set(left)
+        left = {n: u - drop for n, u in left.items() if n not in drop}
 
 
 def _determined(node: Node, columns: set[int]) -> set[int]:
