@@ -121,6 +121,10 @@ class Operator:
     feedback = False  # its output goes round a loop to the next iteration
     pending_port = 0  # the input whose frontier makes pending work complete
     merges_input = False  # reads its queued messages as one batch: they may be concatenated while they wait
+    # Stateless within its scope (a map or filter): batches from operators of its own scope
+    # are handed to `apply` as they are sent, instead of waiting in a queue for it to run,
+    # which is the same work without a turn of its own in every round.
+    eager = False
 
     def __init__(self, dataflow: "Dataflow", inputs: list[list[Stream]], in_lattices, out_lattices, scope: Scope | None = None):
         self.dataflow = dataflow
@@ -472,21 +476,28 @@ class Dataflow:
 
     # -- messages ---------------------------------------------------------------
 
-    def _route(self, subscribers, passed: set) -> list:
-        """Where a batch sent to `subscribers` lands: past passthrough operators
-        (concat, loop variables), straight at the operators that use it."""
+    def _route(self, scope: Scope, subscribers, passed: set) -> list:
+        """Where a batch sent to `subscribers` from an operator in `scope` lands: past
+        passthrough operators (concat, loop variables), straight at the operators that use
+        it; port None: an eager operator of the same scope (port 0), applied on delivery
+        during a step."""
         route = []
         for dst, port in subscribers:
             if dst.passthrough and dst.id not in passed:
-                route.extend(self._route(self.subscribers.get((dst.id, 0), ()), passed | {dst.id}))
+                route.extend(self._route(scope, self.subscribers.get((dst.id, 0), ()), passed | {dst.id}))
             else:
-                route.append((dst, port))
+                route.append((dst, None if dst.eager and dst.scope is scope else port))
         return route
 
     def deliver(self, op: Operator, port: int, batch) -> None:
         if self.routes is None:
-            self.routes = {out: self._route(subs, set()) for out, subs in self.subscribers.items()}
+            self.routes = {out: self._route(self.ops[out[0]].scope, subs, set()) for out, subs in self.subscribers.items()}
         for dst, p in self.routes.get((op.id, port), ()):
+            if p is None:
+                if self._running:  # (inputs deliver outside steps too: they flush as they advance)
+                    dst.apply(batch)
+                    continue
+                p = 0
             queue = dst.queues[p]
             queue.append(batch)
             dst.queued += 1

@@ -43,10 +43,16 @@ class Unary(Operator):
         self._summary = summary
         self.passthrough = fn is identity and summary is None and out_lattice in (None, in_lattice)
         self.feedback = fn is feedback_times
+        self.eager = not self.passthrough and summary is None and out_lattice in (None, in_lattice) and scope is None
         super().__init__(dataflow, [inputs], [in_lattice], [out_lattice or in_lattice], scope)
 
     def summary(self, in_port, out_port):
         return self._summary or Summary.identity(self.in_lattices[0].depth)
+
+    def apply(self, message) -> None:
+        out = self.fn(as_batch(message))
+        if len(out):
+            self.send(out)
 
     def run(self):
         messages = self.receive(0)
