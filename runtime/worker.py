@@ -92,16 +92,6 @@ class Scope:
         """A child scope whose times are (outer time, alt=0 | neu=1) (runtime.calculus)."""
         return Scope(self.dataflow, self.lattice.nested(ALTNEU), self)
 
-    def rounds(self) -> tuple:
-        """The rounds this scope and the scopes around it are in (None where not running)."""
-        out = []
-        s = self
-        while s.parent is not None:
-            out.append(s.round)
-            s = s.parent
-        return tuple(out)
-
-
 class Stream:
     """An operator output port: what a collection's updates flow out of."""
 
@@ -400,7 +390,9 @@ class Dataflow:
         bounds = self._bounds[op.groups[port]]
         scope = op.input_scopes[port]
         # Groups whose epochs are the same (inputs that advance together) share the frontier.
-        key = (bounds, id(scope), scope.rounds())
+        # The loops' rounds are not in the key: derived frontiers are forgotten whenever a round
+        # begins or a loop ends, and the epochs' bounds are fixed for the whole step.
+        key = (bounds, id(scope))
         found = self._frontiers.get(key)
         if found is None:
             found = self._frontiers[key] = self._derived(bounds, scope, op.in_lattices[port])
@@ -558,6 +550,7 @@ class Dataflow:
                 r = self._next_round(scope, r)
         finally:
             scope.round = None
+            self._frontiers.clear()
 
     def _sweep(self, scope: Scope) -> None:
         while True:
