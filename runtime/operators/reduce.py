@@ -209,7 +209,11 @@ class ReduceOp(Operator):
         frontier = self.frontier(0)
         keys, times = [], []
         for batch in received:
-            self._take_ready(batch.key, batch.time, frontier, keys, times)
+            if self._fused:  # distinct's kernel sets aside what is in advance of the frontier itself
+                keys.append(batch.key)
+                times.append(batch.time)
+            else:
+                self._take_ready(batch.key, batch.time, frontier, keys, times)
         # One arranged batch (or a part of one) is in (key, time) order already.
         in_order = len(keys) == 1
         if self.pending_key.shape[1]:
