@@ -43,7 +43,8 @@ class Unary(Operator):
         self._summary = summary
         self.passthrough = fn is identity and summary is None and out_lattice in (None, in_lattice)
         self.feedback = fn is feedback_times
-        self.eager = not self.passthrough and summary is None and out_lattice in (None, in_lattice) and scope is None
+        # The back edge too: what it sends waits at the loop variable's readers for the next round.
+        self.eager = not self.passthrough and (summary is None or self.feedback) and out_lattice in (None, in_lattice) and scope is None
         super().__init__(dataflow, [inputs], [in_lattice], [out_lattice or in_lattice], scope)
 
     def summary(self, in_port, out_port):
