@@ -64,8 +64,9 @@ def test_a_long_loop_holds_neither_a_batch_per_round_nor_a_frontier_per_round():
 
 
 def test_a_map_or_filter_after_an_operator_of_its_own_scope_runs_as_batches_are_sent():
-    """Stateless operators fed from their own scope are applied on delivery (no queue, no turn
-    of their own); fed from an input, they wait for their turn in the step."""
+    """Stateless operators fed from their own scope (maps, filters, the loop's back edge) are
+    applied on delivery (no queue, no turn of their own); fed from an input, they wait for
+    their turn in the step."""
     df = Dataflow()
     handle, edges = df.new_input("edges", 2)
     start = edges.map_columns(lambda d: d.copy())
@@ -77,7 +78,7 @@ def test_a_map_or_filter_after_an_operator_of_its_own_scope_runs_as_batches_are_
     captured = paths.capture()
     waited = {}
     for op in df.ops:
-        if op.name in ("map_columns", "filter_columns"):
+        if op.name in ("map_columns", "filter_columns", "feedback"):
             run = op.run
 
             def counted(op=op, run=run):
@@ -92,8 +93,8 @@ def test_a_map_or_filter_after_an_operator_of_its_own_scope_runs_as_batches_are_
     assert captured.contents() == {(x, y): 1 for x in range(1, 5) for y in range(1, 5) if x != y}
     in_loop = [op for op in waited if op.scope is not df.root_scope]
     at_root = [op for op in waited if op.scope is df.root_scope]
-    # In the loop every sender is of the loop's scope (the join, the feedback edge and the
-    # entered start, through the variable): nothing ever waits there.
-    assert len(in_loop) == 3 and all(op.eager and waited[op] == 0 for op in in_loop)
+    # In the loop every sender is of the loop's scope (the join, the distinct, the back edge
+    # and the entered start, through the variable): nothing ever waits there.
+    assert len(in_loop) == 4 and all(op.eager and waited[op] == 0 for op in in_loop)
     # The input flushes as the step starts, before anything runs: its reader takes its turn.
     assert len(at_root) == 1 and waited[at_root[0]] == 1
