@@ -511,10 +511,13 @@ def encode_records(table, info: RelationInfo, symbols, where: str):
 
 
 def facts_options(info, delimiter: str | None = None) -> dict:
-    """The TableSource settings (delimiter, header) for reading the input `info` from a
-    Soufflé fact file, from its `.input` options (a SQL relation has none: the defaults)."""
+    """The TableSource settings (delimiter, header, quoting) for reading the input `info` from a
+    Soufflé fact file, from its `.input` options (a SQL relation has none: the defaults). With
+    `rfc4180=true` fields may be quoted and the delimiter is a comma unless given, as in Soufflé."""
     options = getattr(info, "input_options", {})
-    return {"delimiter": delimiter or options.get("delimiter", "\t"), "header": options.get("headers") == "true"}
+    quoted = options.get("rfc4180") == "true"
+    return {"delimiter": delimiter or options.get("delimiter", "," if quoted else "\t"), "header": options.get("headers") == "true",
+            "quoted": quoted}
 
 
 __all__ = ["Program", "Session", "SessionError", "compile_datalog", "compile_file", "facts_file", "facts_options", "facts_source", "read_fact_blocks", "encode_records"]

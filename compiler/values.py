@@ -182,26 +182,27 @@ def fits(value, kind: str) -> bool:
 # ---- text --------------------------------------------------------------------------------
 
 
-def to_text(value, kind: Kind, float_text=repr) -> str:
-    """A value in Soufflé's text form (`float_text` writes floats)."""
+def to_text(value, kind: Kind, float_text=repr, quote_symbols: bool = False) -> str:
+    """A value in Soufflé's text form (`float_text` writes floats; `quote_symbols`: every symbol
+    inside a record or ADT value in double quotes, as Soufflé writes them with rfc4180=true)."""
     if isinstance(kind, RecordType):
         if value is None:
             return "nil"
-        return "[" + ", ".join(_field_text(v, k, float_text, ",]") for v, (_, k) in zip(value, kind.fields)) + "]"
+        return "[" + ", ".join(_field_text(v, k, float_text, ",]", quote_symbols) for v, (_, k) in zip(value, kind.fields)) + "]"
     if isinstance(kind, ADTType):
         branch = next(b for b in kind.branches if b.name == value.name)
-        args = ", ".join(_field_text(v, k, float_text, ",)") for v, (_, k) in zip(value.args, branch.fields))
+        args = ", ".join(_field_text(v, k, float_text, ",)", quote_symbols) for v, (_, k) in zip(value.args, branch.fields))
         return f"${value.name}" + (f"({args})" if branch.fields else "")
     if kind == "float":
         return float_text(float(value))
     return str(value)
 
 
-def _field_text(value, kind: Kind, float_text, stops: str) -> str:
+def _field_text(value, kind: Kind, float_text, stops: str, quote_symbols: bool) -> str:
     """A field inside a record or ADT value: a symbol that would end it early is quoted."""
-    if kind == "symbol" and (any(c in value for c in stops) or value.startswith('"') or value != value.strip()):
+    if kind == "symbol" and (quote_symbols or any(c in value for c in stops) or value.startswith('"') or value != value.strip()):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return to_text(value, kind, float_text)
+    return to_text(value, kind, float_text, quote_symbols)
 
 
 _INTEGER = re.compile(r"[+-]?(0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)")

@@ -285,7 +285,7 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool, 
             if fmt == "table" or souffle_output.printed(program, name):
                 blocks.append(format_text(name, result.arrow(records_as_text=True)))
                 continue
-            path = souffle_output.write_fact_file(program, name, result.arrow(records_as_text=True), output_dir)
+            path = souffle_output.write_fact_file(program, name, result, output_dir)
             if path is not None:
                 fact_files[name] = path
                 continue

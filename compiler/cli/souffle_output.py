@@ -5,8 +5,11 @@
 writes `r` as a Soufflé fact file (runtime.spark.facts) at that path,
 relative to `--output-dir` (Soufflé's -D), instead of the directory
 `--output-dir/r/` in `--format`; with `IO=file`, `delimiter` or `headers` but
-no `filename`, at `r.csv`, as Soufflé names it. Without these options an output
-is written as the command's --format says.
+no `filename`, at `r.csv`, as Soufflé names it. With `rfc4180=true` the file is
+CSV as RFC 4180 says and as Soufflé writes it: a comma between fields unless
+`delimiter` says otherwise, every symbol in double quotes (a quote written twice),
+and a record or ADT value, its symbols quoted, in double quotes as one field.
+Without these options an output is written as the command's --format says.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import os
 from compiler.cli.common import UserError
 
 
-_FACT_FILE_OPTIONS = frozenset({"filename", "delimiter", "headers"})
+_FACT_FILE_OPTIONS = frozenset({"filename", "delimiter", "headers", "rfc4180"})
 
 
 def _options(program, name: str) -> dict:
@@ -29,9 +32,9 @@ def printed(program, name: str) -> bool:
     return _options(program, name).get("IO") == "stdout"
 
 
-def write_fact_file(program, name: str, table, output_dir: str) -> str | None:
-    """Write the output `name` (an Arrow table) as the fact file its options ask for, and
-    return its path; None if they ask for none."""
+def write_fact_file(program, name: str, result, output_dir: str) -> str | None:
+    """Write the output `name` (a compiler.results.Result) as the fact file its options ask
+    for, and return its path; None if they ask for none."""
     from runtime.spark.facts import write_facts
     from runtime.spark.read import is_local, local_path
 
@@ -42,10 +45,29 @@ def write_fact_file(program, name: str, table, output_dir: str) -> str | None:
     if not is_local(output_dir):
         raise UserError(f"'{name}': .output to the fact file {filename} is written on this machine, not to {output_dir}")
     path = os.path.join(local_path(output_dir), filename)
-    header = tuple(program.relations[name].attribute_names) if options.get("headers") == "true" else None
-    rows = zip(*(table.column(i).to_pylist() for i in range(table.num_columns))) if table.num_columns else ()
+    info = program.relations[name]
+    header = tuple(info.attribute_names) if options.get("headers") == "true" else None
+    if options.get("rfc4180") == "true":
+        rows = ([_csv_field(value, kind) for value, kind in zip(row, info.kinds)] for row in result.fetchall())
+        delimiter = options.get("delimiter", ",")
+    else:
+        table = result.arrow(records_as_text=True)
+        rows = zip(*(table.column(i).to_pylist() for i in range(table.num_columns))) if table.num_columns else ()
+        delimiter = options.get("delimiter", "\t")
     try:
-        write_facts(path, rows, options.get("delimiter", "\t"), header)
+        write_facts(path, rows, delimiter, header)
     except OSError as err:
         raise UserError(f"'{name}': cannot write {path}: {err.strerror}") from None
     return path
+
+
+def _csv_field(value, kind) -> str:
+    """One field of an rfc4180 output: a symbol, or a record or ADT value's text with its symbols
+    quoted, in double quotes; a number as it is."""
+    from compiler.datalog.types import is_structured
+    from compiler.values import to_text
+
+    if kind == "symbol" or is_structured(kind):
+        text = value if kind == "symbol" else to_text(value, kind, quote_symbols=True)
+        return '"' + text.replace('"', '""') + '"'
+    return str(value)

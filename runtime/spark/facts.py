@@ -8,7 +8,9 @@ empty field is the empty symbol (not a missing value), and an empty file (or
 one of blank lines only) is an empty relation. With `headers=true` the first
 line names the columns; the relation's columns then map by name when every
 declared name is there, else by position, as for other tables
-(`runtime.spark.read.map_columns`). Every value is read as text and
+(`runtime.spark.read.map_columns`). With `rfc4180=true` (`TableSource.quoted`) a
+field may be in double quotes, as RFC 4180 says: it may then hold the delimiter
+and line breaks, and a quote is written twice. Every value is read as text and
 converted when encoded (`runtime.spark.arrow.encode_column`), so the same
 file gives the same rows through the CLI (either reader) and through
 `Session.load_facts`. Spark reads fact files only at paths this machine cannot
@@ -45,19 +47,60 @@ def read_facts(source: TableSource) -> pa.Table:
 
 def _read_file(file: str, source: TableSource, where: str) -> pa.Table | None:
     """One fact file's rows as text columns named as `source` wants them; None when it has no rows."""
-    with open(file, encoding="utf-8", newline="") as fh:
-        number, first = next(((n, line) for n, line in enumerate(fh, 1) if line.strip("\r\n")), (0, None))
-    if first is None:
+    if source.quoted:
+        table = _read_quoted(file, source, where)
+    else:
+        with open(file, encoding="utf-8", newline="") as fh:
+            number, first = next(((n, line) for n, line in enumerate(fh, 1) if line.strip("\r\n")), (0, None))
+        if first is None:
+            return None
+        fields = first.rstrip("\r\n").split(source.delimiter)
+        _check_width(fields, number, file, source, where)
+        names = fields if source.header else [f"_{i}" for i in range(len(fields))]
+        table = (_split_lines if len(source.delimiter) > 1 else _read_by_arrow)(file, source, names, where)
+    if table is None:
         return None
-    fields = first.rstrip("\r\n").split(source.delimiter)
-    arity = len(source.columns) + len(source.extras)
-    if not source.header and len(fields) != arity and len(fields) != arity - len(source.optional_extras):
-        at = f"{file}: line" if file != local_path(source.path) else "line"
-        raise LoadError(f"{where}: {at} {number}: {len(fields)} fields, but '{source.relation}' has {len(source.columns)} columns")
-    names = fields if source.header else [f"_{i}" for i in range(len(fields))]
-    table = (_split_lines if len(source.delimiter) > 1 else _read_by_arrow)(file, source, names, where)
     picked, out_names = map_columns(table.column_names, source, "csv" if source.header else "facts", where)
     return table.select(picked).rename_columns(out_names)
+
+
+def _check_width(fields: list[str], number: int, file: str, source: TableSource, where: str) -> None:
+    """The first row of a file without a header has one field per column (the optional extras may be missing)."""
+    arity = len(source.columns) + len(source.extras)
+    if not source.header and len(fields) != arity and len(fields) != arity - len(source.optional_extras):
+        raise LoadError(f"{where}: {_at(file, source)} {number}: {len(fields)} fields, but '{source.relation}' has {len(source.columns)} columns")
+
+
+def _at(file: str, source: TableSource) -> str:
+    return f"{file}: line" if file != local_path(source.path) else "line"
+
+
+def _read_quoted(file: str, source: TableSource, where: str) -> pa.Table | None:
+    """A fact file of RFC 4180 fields, read by Python's csv module (Arrow's reader cannot say
+    on which line a quoted field breaks the file); None when it has no rows."""
+    import csv
+
+    records, ends = [], []
+    with open(file, encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter=source.delimiter, quotechar='"', doublequote=True, strict=True)
+        try:
+            for record in reader:
+                if record:  # (a blank line)
+                    records.append(record)
+                    ends.append(reader.line_num)
+        except csv.Error as err:
+            raise LoadError(f"{where}: {_at(file, source)} {reader.line_num}: {err}") from None
+    if not records:
+        return None
+    _check_width(records[0], ends[0], file, source, where)
+    names = records[0] if source.header else [f"_{i}" for i in range(len(records[0]))]
+    body = zip(records[1:], ends[1:]) if source.header else zip(records, ends)
+    rows = []
+    for record, end in body:
+        if len(record) != len(names):
+            raise LoadError(f"{where}: {_at(file, source)} {end}: {len(record)} fields, but the first row has {len(names)}")
+        rows.append(record)
+    return pa.table({name: pa.array([row[i] for row in rows], pa.string()) for i, name in enumerate(names)})
 
 
 def _read_by_arrow(file: str, source: TableSource, names: list[str], where: str) -> pa.Table:

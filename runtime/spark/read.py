@@ -57,6 +57,7 @@ class TableSource:
     infer_types: bool = False  # CSV: let Spark infer column types (else every column is text)
     delimiter: str = "\t"  # facts: the field separator (Soufflé's `.input r(delimiter=...)`)
     header: bool = False  # facts: the first line names the columns (Soufflé's `headers=true`)
+    quoted: bool = False  # facts: fields may be in double quotes, as RFC 4180 says (Soufflé's `rfc4180=true`)
 
 
 def is_local(path: str) -> bool:
@@ -99,7 +100,8 @@ def read_dataframe(spark, source: TableSource):
         elif fmt == "csv":
             df = reader.options(header=True, mode="FAILFAST", emptyValue="", inferSchema=source.infer_types).csv(path)
         elif fmt == "facts":
-            df = reader.options(sep=source.delimiter, header=source.header, quote="\u0000", escape="\u0000",
+            quote = '"' if source.quoted else "\u0000"
+            df = reader.options(sep=source.delimiter, header=source.header, quote=quote, escape=quote, multiLine=source.quoted,
                                 mode="FAILFAST", emptyValue="").csv(path)
         elif fmt == "json":
             df = reader.options(mode="FAILFAST").json(path)

@@ -200,7 +200,7 @@ def test_a_fact_file_that_does_not_fit_names_the_line(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("directive, column, message", [
-    ('.input e(compress=true)', 10, "option 'compress' of '.input' is not supported (the options deltalog knows: IO, delimiter, filename, headers)"),
+    ('.input e(compress=true)', 10, "option 'compress' of '.input' is not supported (the options deltalog knows: IO, delimiter, filename, headers, rfc4180)"),
     ('.input e(IO=sqlite, dbname="x")', 10, "'.input' option IO=sqlite is not supported (one of: file)"),
     ('.output e(filename="e.csv", headers=yes)', 29, "'.output' option headers=yes is not supported (one of: true, false)"),
 ])
@@ -230,6 +230,53 @@ f(a, s) :- e(a, s).
     write(facts / "e.facts", "1, x\n2, y, z\n")
     code, _, err = deltalog(capsys, "run", program, "-F", facts, "-D", out_dir)
     assert (code, err) == (1, f"deltalog: error: 'e': {facts / 'e.facts'}: line 2: 3 fields (separated by ', '), line 1 has 2\n")
+
+
+def test_rfc4180_reads_and_writes_quoted_csv_as_souffle_does(tmp_path, capsys):
+    program = write(tmp_path / "q.dl", """
+.type Pair = [a: symbol, b: number]
+.decl e(s: symbol, n: number, p: Pair)
+.input e(rfc4180=true)
+.decl f(s: symbol, n: number, p: Pair)
+.output f(rfc4180=true)
+f(s, n, p) :- e(s, n, p).
+""")
+    facts = tmp_path / "facts"
+    facts.mkdir()
+    # A quoted field holds the delimiter, a line break and a quote written twice; the record's
+    # own symbol is quoted in Soufflé's text (backslash escapes) inside the CSV field.
+    write(facts / "e.facts", 'plain,1,"[x, 2]"\n"a,b",2,"[""y,z"", 3]"\n"two\nlines ""q""",3,"[""\\"""", 4]"\n')
+    out_dir = tmp_path / "out"
+    code, _, err = deltalog(capsys, "run", program, "-F", facts, "-D", out_dir)
+    assert (code, err) == (0, "")
+    session = compiler.compile_file(program).session()
+    assert session.load_facts(facts) == {"e": 3}
+    session.commit()
+    want = [("a,b", 2, ("y,z", 3)), ("plain", 1, ("x", 2)), ('two\nlines "q"', 3, ('"', 4))]
+    assert sorted(session.read("f")) == want
+    # Every symbol is quoted, in the record too; numbers are not (Soufflé's rfc4180 writer).
+    text = (out_dir / "f.csv").read_text()
+    assert text == '"a,b",2,"[""y,z"", 3]"\n"plain",1,"[""x"", 2]"\n"two\nlines ""q""",3,"[""\\"""", 4]"\n'
+    # What is written reads back as the same rows.
+    (facts / "e.facts").write_text(text)
+    again = compiler.compile_file(program).session()
+    again.load_facts(facts)
+    again.commit()
+    assert sorted(again.read("f")) == want
+
+
+def test_a_quoted_fact_file_that_does_not_fit_names_the_line(tmp_path, capsys):
+    program = write(tmp_path / "q.dl", ".decl e(s: symbol, n: number)\n.input e(rfc4180=true)\n.output e\n")
+    write(tmp_path / "e.facts", '"a\nb",1\n"c",2,3\n')
+    code, _, err = deltalog(capsys, "run", program, "-F", tmp_path)
+    assert (code, err) == (1, f"deltalog: error: 'e': {tmp_path / 'e.facts'}: line 3: 3 fields, but the first row has 2\n")
+    write(tmp_path / "e.facts", '"a",1\n"b"x,2\n')
+    code, _, err = deltalog(capsys, "run", program, "-F", tmp_path)
+    assert code == 1 and err.startswith(f"deltalog: error: 'e': {tmp_path / 'e.facts'}: line 2: ")
+    bad = write(tmp_path / "bad.dl", '.decl e(x: number)\n.input e(rfc4180=true, delimiter="::")\nr(x) :- e(x).\n')
+    code, _, err = deltalog(capsys, "check", bad)
+    assert (code, err.splitlines()[0]) == (
+        1, f"{bad}:2:24: UnsupportedError: rfc4180=true takes a delimiter of one character (quoted CSV fields)")
 
 
 def test_an_empty_delimiter_is_a_located_error(tmp_path, capsys):
