@@ -139,20 +139,18 @@ def render(program, session) -> dict[str, list[str]]:
     files: dict[str, list[str]] = {}
     stdout: list[str] = [f"{rel}\t{len(session.read(rel))}" for rel in program.printsizes]
     for name, info in program.relations.items():
-        if not info.is_output:
-            continue
-        options = info.output_options
-        io = _option(options, "IO", "file")
-        delimiter = _option(options, "delimiter", "\t").encode().decode("unicode_escape")
-        header = [delimiter.join(info.attribute_names)] if _option(options, "headers", "false") == "true" else []
-        # A symbol holding a newline is written as it is: the file has a line more.
-        lines = [line for text in header + [_row(row, info.kinds, delimiter) for row in session.read(name)] for line in text.split("\n")]
-        if io == "stdout":
-            stdout += ["---------------", name, "===============", *lines, "==============="]
-        elif io == "file":
-            files[_option(options, "filename", f"{name}.csv")] = lines
-        else:
-            raise NotApplicable(f"output '{name}' uses IO={io}, which the harness does not compare as a csv")
+        for options in info.outputs:
+            io = _option(options, "IO", "file")
+            delimiter = _option(options, "delimiter", "\t").encode().decode("unicode_escape")
+            header = [delimiter.join(info.attribute_names)] if _option(options, "headers", "false") == "true" else []
+            # A symbol holding a newline is written as it is: the file has a line more.
+            lines = [line for text in header + [_row(row, info.kinds, delimiter) for row in session.read(name)] for line in text.split("\n")]
+            if io == "stdout":
+                stdout += ["---------------", name, "===============", *lines, "==============="]
+            elif io == "file":
+                files[_option(options, "filename", f"{name}.csv")] = lines
+            else:
+                raise NotApplicable(f"output '{name}' uses IO={io}, which the harness does not compare as a csv")
     files["stdout"] = stdout
     return {name: sorted(line.rstrip() for line in lines) for name, lines in files.items()}
 
@@ -162,9 +160,10 @@ def expected_files(run: SuiteRun, program) -> dict[str, list[str]]:
     check = Path(run.check_dir)
     wanted = {p.name for p in check.glob("*.csv")}
     for name, info in program.relations.items():
-        filename = _option(info.output_options, "filename", f"{name}.csv")
-        if info.is_output and _option(info.output_options, "IO", "file") == "file" and filename not in wanted:
-            raise NotApplicable(f"expected output missing: {filename}")
+        for options in info.outputs:
+            filename = _option(options, "filename", f"{name}.csv")
+            if _option(options, "IO", "file") == "file" and filename not in wanted:
+                raise NotApplicable(f"expected output missing: {filename}")
     out = check / f"{Path(run.program).stem}.out"
     files = {name: (check / name).read_text(encoding="utf-8").splitlines() for name in wanted}
     files["stdout"] = out.read_text(encoding="utf-8").splitlines() if out.is_file() else []

@@ -273,22 +273,26 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool, 
     from runtime.spark.write import format_text, write_arrow, write_table
 
     blocks = []
-    fact_files = {}  # output -> the Soufflé fact file it went to
-    shown = shown_outputs(program)
-    for rel in shown:
+    written = []  # outputs written to output_dir in fmt
+    fact_files = []  # (output, the Soufflé fact file it went to)
+    for rel in shown_outputs(program):
         results = [(rel, session.table(rel))]
         if with_changes:
             results.append((f"{rel}.changes", session.changes(rel)))
         for name, result in results:
             if stages is not None:
                 stages.show(f"writing {name}: {len(result):,} rows")
-            if fmt == "table" or souffle_output.printed(program, name):
+            directives = souffle_output.directives(program, name)
+            if fmt == "table" or any(map(souffle_output.printed, directives)):
                 blocks.append(format_text(name, result.arrow(records_as_text=True)))
+            if fmt == "table":
                 continue
-            path = souffle_output.write_fact_file(program, name, result, output_dir)
-            if path is not None:
-                fact_files[name] = path
-                continue
+            for options in filter(souffle_output.to_fact_file, directives):
+                fact_files.append((name, souffle_output.write_fact_file(program, name, options, result, output_dir)))
+            if all(souffle_output.printed(o) or souffle_output.to_fact_file(o) for o in directives):
+                continue  # no `.output` of it asks for the command's format
+            if name == rel:
+                written.append(name)
             # Records and ADT values: structs in Parquet written by Arrow; Soufflé's text in CSV,
             # JSON lines and what Spark writes (its writer here takes flat columns only).
             by_arrow = not through_spark and is_local(output_dir)
@@ -299,9 +303,8 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool, 
                 write_table(spark.get(), table, os.path.join(output_dir, name), fmt, single_file=single_file)
     if blocks:
         print("\n\n".join(blocks))
-    written = [rel for rel in shown if not souffle_output.printed(program, rel) and rel not in fact_files]
-    if written and fmt != "table":
+    if written:
         print(f"wrote {', '.join(written)} to {output_dir} ({fmt})")
     if fact_files:
-        print("wrote " + ", ".join(f"{name} to {path}" for name, path in fact_files.items()))
+        print("wrote " + ", ".join(f"{name} to {path}" for name, path in fact_files))
     print_sizes(program, lambda rel: len(session.table(rel)))

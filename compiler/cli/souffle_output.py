@@ -22,25 +22,28 @@ from compiler.cli.common import UserError
 _FACT_FILE_OPTIONS = frozenset({"filename", "delimiter", "headers", "rfc4180"})
 
 
-def _options(program, name: str) -> dict:
-    info = program.relations.get(name)  # None for a change log such as "r.changes"
-    return getattr(info, "output_options", {}) if info is not None else {}
+def directives(program, name: str) -> tuple[dict, ...]:
+    """The options of each `.output` of `name` (one without options for a relation shown without
+    one, or a change log such as "r.changes")."""
+    return getattr(program.relations.get(name), "outputs", ()) or ({},)
 
 
-def printed(program, name: str) -> bool:
-    """Whether the output `name` is printed whatever the format (`IO=stdout`)."""
-    return _options(program, name).get("IO") == "stdout"
+def printed(options: dict) -> bool:
+    """Whether an `.output` prints its relation whatever the format (`IO=stdout`)."""
+    return options.get("IO") == "stdout"
 
 
-def write_fact_file(program, name: str, result, output_dir: str) -> str | None:
-    """Write the output `name` (a compiler.results.Result) as the fact file its options ask
-    for, and return its path; None if they ask for none."""
+def to_fact_file(options: dict) -> bool:
+    """Whether an `.output` writes a Soufflé fact file (not a table in the command's --format)."""
+    return bool(_FACT_FILE_OPTIONS & options.keys()) or options.get("IO") == "file"
+
+
+def write_fact_file(program, name: str, options: dict, result, output_dir: str) -> str:
+    """Write the output `name` (a compiler.results.Result) as the fact file `options` ask for,
+    and return its path."""
     from runtime.spark.facts import write_facts
     from runtime.spark.read import is_local, local_path
 
-    options = _options(program, name)
-    if not (_FACT_FILE_OPTIONS & options.keys() or options.get("IO") == "file"):
-        return None
     filename = options.get("filename", f"{name}.csv")
     if not is_local(output_dir):
         raise UserError(f"'{name}': .output to the fact file {filename} is written on this machine, not to {output_dir}")

@@ -74,7 +74,7 @@ class RelationInfo:
     is_input: bool
     is_output: bool
     input_options: dict[str, str] = field(hash=False)
-    output_options: dict[str, str] = field(hash=False)
+    outputs: tuple[dict[str, str], ...] = field(hash=False)  # the options of each `.output` of the relation, in order
     span: Span  # the declaration, else the first use
     as_of: bool = False  # declared `asof`: each rule's first atom is looked up as of its time (compiler.lowering.rules)
     eqrel: bool = False  # declared `eqrel`: an equivalence relation (see the module)
@@ -178,6 +178,7 @@ def _check(program: Program, types, user_functors) -> CheckedProgram:
     strata = tuple(stratify(rules, source, program.subsumptions))
 
     directives = {kind: _index_io(getattr(program, f"{kind}s"), inference, source) for kind in ("input", "output", "printsize")}
+    written = {name: tuple(options) for name, options in directives["output"].items()}
     rule_heads = {rule.heads[0].relation for rule in rules}
     defined = rule_heads | {s.relation for s in program.subsumptions}
     relations = {}
@@ -193,8 +194,8 @@ def _check(program: Program, types, user_functors) -> CheckedProgram:
             qualifier=decl.qualifier if decl else None,
             is_input=name not in rule_heads or name in directives["input"],
             is_output=name in directives["output"],
-            input_options=directives["input"].get(name, {}),
-            output_options=directives["output"].get(name, {}),
+            input_options=directives["input"].get(name, [{}])[0],
+            outputs=written.get(name, ()),
             as_of=bool(decl and decl.as_of),
             eqrel=bool(decl and decl.eqrel),
             choice_domains=choice_domains(decl, source) if decl else (),
@@ -383,14 +384,19 @@ def _check_io_options(d: IODirective, source) -> None:
         raise UnsupportedError.at("rfc4180=true takes a delimiter of one character (quoted CSV fields)", span, source)
 
 
-def _index_io(directives: tuple[IODirective, ...], inference: Inference, source) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
+def _index_io(directives: tuple[IODirective, ...], inference: Inference, source) -> dict[str, list[dict[str, str]]]:
+    """Per relation, the options of each of its directives of one kind. A relation may be
+    written several times (`.output r` and `.output r(IO=stdout)`), as in Soufflé; it is read
+    from one table (several `.input`s, a union of files, are not supported)."""
+    out: dict[str, list[dict[str, str]]] = {}
     for d in directives:
         _check_io_options(d, source)
         if d.relation not in inference.relations:
             message = f"'.{d.kind} {d.relation}' names a relation that is never declared or used"
             raise UnknownRelationError.at(message, d.span, source)
-        if d.relation in out:
-            raise DeclarationError.at(f"relation '{d.relation}' has two .{d.kind} directives", d.span, source)
-        out[d.relation] = dict(d.options)
+        if d.relation in out and d.kind == "input":
+            raise UnsupportedError.at(f"relation '{d.relation}' has two .input directives: deltalog reads a relation from one table", d.span, source)
+        if dict(d.options) in out.get(d.relation, []):
+            raise DeclarationError.at(f"relation '{d.relation}' has this .{d.kind} directive twice", d.span, source)
+        out.setdefault(d.relation, []).append(dict(d.options))
     return out

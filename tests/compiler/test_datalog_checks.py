@@ -129,7 +129,7 @@ def test_relations_given_rows_by_a_declaration_an_input_or_facts_may_be_read_and
 def test_explicit_outputs_in_the_order_written():
     p = check_datalog("a(1).\nb(x) :- a(x).\nc(x) :- b(x).\n.output c(IO=stdout), a\n")
     assert p.outputs == ("c", "a")
-    assert p.relations["c"].is_output and p.relations["c"].output_options == {"IO": "stdout"}
+    assert p.relations["c"].is_output and p.relations["c"].outputs == ({"IO": "stdout"},)
     assert not p.relations["b"].is_output
 
 

@@ -224,7 +224,9 @@ ERRORS = [
     (DeclarationError, ".type T = number\n.type T <: symbol", 2, 1, "type 'T' is defined twice"),
     (DeclarationError, ".decl r(x: number) min(x) max(x)", 1, 27, "relation 'r' has more than one min/max qualifier"),
     (DeclarationError, ".input e(a=1, a=2)\ne(1).", 1, 15, "option 'a' given twice"),
-    (DeclarationError, "e(1).\n.output e\n.output e", 3, 9, "relation 'e' has two .output directives"),
+    (DeclarationError, "e(1).\n.output e\n.output e", 3, 9, "relation 'e' has this .output directive twice"),
+    (UnsupportedError, ".decl e(x: number)\n.input e\n.input e(filename=\"f\")\n.output e", 3, 8,
+     "relation 'e' has two .input directives: deltalog reads a relation from one table"),
     # a body relation nothing gives rows: a typo, never an empty input
     (UnknownRelationError, ".decl edge(a: number, b: number)\n.input edge\nreach(r, r) :- edge(r, _).\n"
      "reach(r, m) :- reach(r, n), edeg(n, m).", 4, 29,

@@ -182,6 +182,26 @@ plain(a, b) :- e(a, b).
     assert not (out_dir / "comma").exists() and not (out_dir / "plain").exists()
 
 
+def test_a_relation_with_several_outputs_is_written_by_each(tmp_path, capsys):
+    program = write(tmp_path / "o.dl", """
+.decl b(x: number, y: number)
+b(1, 2). b(3, 4).
+.output b
+.output b(IO=file, filename="AA.csv", headers=true)
+.output b(IO=file, filename="BB.csv", delimiter="g")
+.output b(IO=stdout)
+""")
+    out_dir = tmp_path / "out"
+    code, out, err = deltalog(capsys, "run", program, "-D", out_dir, "--format", "csv", "--reader", "arrow")
+    assert (code, err) == (0, "")
+    assert (out_dir / "AA.csv").read_text() == "x\ty\n1\t2\n3\t4\n"
+    assert (out_dir / "BB.csv").read_text() == "1g2\n3g4\n"
+    assert (out_dir / "b").is_dir()  # the plain `.output b`, in the command's format
+    lines = out.splitlines()
+    assert lines[0].startswith("b (2 rows")
+    assert lines[-2:] == [f"wrote b to {out_dir} (csv)", f"wrote b to {out_dir / 'AA.csv'}, b to {out_dir / 'BB.csv'}"]
+
+
 def test_input_dir_finds_the_file_an_input_names(tmp_path, capsys):
     program = write(tmp_path / "opts.dl", NAMES.replace(".input name", '.input name(filename="people.txt", delimiter=";")'))
     write(tmp_path / "people.txt", "1;a\n2;b\n")
