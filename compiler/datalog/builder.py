@@ -161,6 +161,14 @@ class Builder(Transformer):
     def number(self, meta, children):
         return Number(self._fitting(str(children[0]), 2**63 - 1, "a number (64-bit signed)", meta), span=meta_span(meta))
 
+    def ipv4(self, meta, children):
+        text = str(children[0])
+        parts = [int(p) for p in text.split(".")]
+        if max(parts) > 255:
+            raise self._error(ParseError, f"the address {text} has a part above 255", meta_span(meta))
+        value = parts[0] << 24 | parts[1] << 16 | parts[2] << 8 | parts[3]
+        return Number(value - 2**32 if value >= 2**31 else value, span=meta_span(meta))  # as Soufflé's lexer: a C int
+
     def unsigned(self, meta, children):
         return Unsigned(self._fitting(str(children[0])[:-1], 2**64 - 1, "an unsigned (64-bit)", meta), span=meta_span(meta))
 

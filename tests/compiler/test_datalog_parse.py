@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from compiler import compile_datalog
 from compiler.datalog import parse_datalog
-from compiler.errors import CompileWarning
+from compiler.errors import CompileWarning, ParseError
 from compiler.datalog.ast import (
     Aggregate,
     Atom,
@@ -173,6 +173,8 @@ def test_io_directives_keep_options_as_strings():
         ("1.5", Float(1.5)),
         ("-2.25", Float(-2.25)),
         ("6.02e23", Float(6.02e23)),
+        ("10.0.0.1", Number(10 << 24 | 1)),  # an IPv4 address, as Soufflé's lexer reads it: a C int
+        ("255.255.255.255", Number(-1)),
         ('"plain"', String("plain")),
         ('""', String("")),
         (r'"q\"b\\s\n\t"', String('q"b\\s\n\t')),
@@ -183,6 +185,14 @@ def test_io_directives_keep_options_as_strings():
 def test_fact_constants(text, constant):
     (fact,) = parse_datalog(f"r({text}).").facts
     assert strip_spans(fact) == Fact("r", (constant,))
+
+
+def test_an_ipv4_address_ends_a_clause_and_a_part_above_255_is_an_error():
+    (rule,) = parse_datalog("b(x) :- a(x), x = 1.2.3.4.").rules
+    assert strip_spans(rule.body[1].right) == Number(16909060)
+    with pytest.raises(ParseError) as info:
+        parse_datalog("a(1.2.3.256).")
+    assert (info.value.line, info.value.column) == (1, 3) and "1.2.3.256 has a part above 255" in info.value.message
 
 
 def test_facts_with_spans_and_comments():
