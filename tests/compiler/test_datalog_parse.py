@@ -195,6 +195,19 @@ def test_an_ipv4_address_ends_a_clause_and_a_part_above_255_is_an_error():
     assert (info.value.line, info.value.column) == (1, 3) and "1.2.3.256 has a part above 255" in info.value.message
 
 
+def test_annotations_are_read_as_comments_wherever_souffle_allows_them():
+    annotated = """
+    @[doc = "edges ] of [ a graph", form = []]
+    .decl e(@[key] a: number, b: number)
+    .type T = @[xbranch(One)] One {} | Two {x: number}
+    @[inline]
+    .decl r(a: number, b: number)
+    @[rule(1)] r(a, b) :- e(a, b).
+    """
+    plain = ".decl e(a: number, b: number)\n.type T = One {} | Two {x: number}\n.decl r(a: number, b: number)\nr(a, b) :- e(a, b)."
+    assert strip_spans(parse_datalog(annotated)) == strip_spans(parse_datalog(plain))
+
+
 def test_facts_with_spans_and_comments():
     text = "// edges\nedge(1, 2). /* two\nlines */ edge(2, 3).\nflag().\n"
     program = parse_datalog(text)
