@@ -44,13 +44,14 @@ _WORDS = {
     "CHOICE_DOMAIN": "'choice-domain'",
     "STATEFUL": "'stateful'",
     "QUALIFIED_NAME": None,  # where it fits, so does an identifier, which the message names
+    "IPV4": None,  # an address is a number literal: where it fits, so does a number
     "HINT": "a qualifier such as 'btree'",
     "$END": "end of input",
     "UNSUPPORTED_DIRECTIVE": None,  # recognised only to reject it; never suggest it
     "PRAGMA": None,  # an option, not part of the language a message should teach
     "PLAN": None,  # a hint, likewise
 }
-_FOUND = {"INT": "number", "FLOAT": "float", "UNSIGNED": "unsigned number", "STRING": "string"}
+_FOUND = {"INT": "number", "IPV4": "IPv4 address", "FLOAT": "float", "UNSIGNED": "unsigned number", "STRING": "string"}
 
 _BINARY_OPERATORS = "+ - * / % ^ band bor bxor bshl bshr bshru land lor lxor".split()
 _COMPARISONS = "= != < <= > >=".split()
