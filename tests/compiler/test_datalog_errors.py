@@ -243,6 +243,7 @@ ERRORS = [
     (UnsupportedError, "r(range(1, 3)).", 1, 3, "range(...) is supported only as 'x = range(a, b[, step])', binding x to each value"),
     (ArityError, "r(x) :- x = range(1).", 1, 13, "range takes 2 or 3 arguments, but is given 1"),
     (UnsupportedError, "e(1).\n.limitsize e(n=5)", 2, 1, "directive '.limitsize' is not supported"),
+    (UnsupportedError, ".decl e(x: number)\n.lattice L<> {\n  Bottom -> 0,\n  Lub -> @lub(_, _)\n}", 2, 1, "directive '.lattice' is not supported"),
     (UnknownRelationError, "e(1).\n.printsize f", 2, 12, "'.printsize f' names a relation that is never declared or used"),
     # eqrel, choice-domain, subsumption
     (DeclarationError, ".decl r(x: number) eqrel", 1, 1, "eqrel relation 'r' must have two attributes (an equivalence between values), but has 1"),
