@@ -92,6 +92,7 @@ class Scope:
         """A child scope whose times are (outer time, alt=0 | neu=1) (runtime.calculus)."""
         return Scope(self.dataflow, self.lattice.nested(ALTNEU), self)
 
+
 class Stream:
     """An operator output port: what a collection's updates flow out of."""
 

@@ -344,6 +344,8 @@ def _loop_variables(step: Fixpoint, reads, distinct_built) -> tuple:
     relations (Soufflé's `a :- b.` `b :- a.`) takes one iteration per step, not one per
     relation, and keeps one back edge."""
     uses = {b.name: {o.name for o in step.bindings if reads(b.body, frozenset([o.name]))} for b in step.bindings}
+    bodies = {b.name: b.body for b in step.bindings}
+    order = {b.name: i for i, b in enumerate(step.bindings)}
     looped = {n for n, used in uses.items() if n in used}  # reads itself: always a variable
     while True:
         cyclic = _on_cycles({n: used - looped for n, used in uses.items() if n not in looped})
@@ -351,16 +353,15 @@ def _loop_variables(step: Fixpoint, reads, distinct_built) -> tuple:
             break
         # Break the most cycles first; among equals, put a distinct operator's output on the
         # back edge (it needs no consolidation there), then the earlier binding.
-        bodies = {b.name: b.body for b in step.bindings}
-        order = {b.name: i for i, b in enumerate(step.bindings)}
         fan = {n: len(uses[n] & cyclic) * sum(n in uses[m] for m in cyclic) for n in cyclic}
         looped.add(min(cyclic, key=lambda n: (-fan[n], not distinct_built(bodies[n]), order[n])))
     return tuple(b for b in step.bindings if b.name in looped)
 
 
 def _on_cycles(uses: dict[str, set[str]]) -> set[str]:
-    """The names on some cycle of `uses` (name -> the names it reads): what is left after
-    repeatedly removing names that read nothing left or are read by nothing left."""
+    """What is left of `uses` (name -> the names it reads) after repeatedly removing names
+    that read nothing left or are read by nothing left: the names on cycles and on paths
+    between them; empty exactly when `uses` has no cycle."""
     left = {n: set(u) & set(uses) for n, u in uses.items()}
     while True:
         read = {m for u in left.values() for m in u}
