@@ -270,7 +270,7 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool, 
     """Print or write each shown output (and with changes its change log) from the session's
     columns: through Spark, or by pyarrow when `through_spark` is off and the directory is local."""
     from runtime.spark.read import is_local
-    from runtime.spark.write import format_text, write_arrow, write_table
+    from runtime.spark.write import write_arrow, write_table
 
     blocks = []
     written = []  # outputs written to output_dir in fmt
@@ -283,8 +283,8 @@ def write_results(program, session, spark, output_dir, fmt, with_changes: bool, 
             if stages is not None:
                 stages.show(f"writing {name}: {len(result):,} rows")
             directives = souffle_output.directives(program, name)
-            if fmt == "table" or any(map(souffle_output.printed, directives)):
-                blocks.append(format_text(name, result.arrow(records_as_text=True)))
+            printed = [o for o in directives if souffle_output.printed(o)] or ([{}] if fmt == "table" else [])
+            blocks += [souffle_output.printed_text(program, name, o, result) for o in printed]
             if fmt == "table":
                 continue
             for options in filter(souffle_output.to_fact_file, directives):

@@ -361,7 +361,8 @@ def _user_functors(program: Program, functors: dict, types: TypeEnv) -> dict[str
 # Soufflé's file I/O, its paths relative to -F (--facts-dir) or -D (--output-dir).
 IO_OPTIONS = {
     "input": {"IO": ("file",), "filename": None, "delimiter": None, "headers": ("true", "false"), "rfc4180": ("true", "false")},
-    "output": {"IO": ("file", "stdout"), "filename": None, "delimiter": None, "headers": ("true", "false"), "rfc4180": ("true", "false")},
+    "output": {"IO": ("file", "stdout", "json", "jsonfile"), "filename": None, "delimiter": None, "headers": ("true", "false"),
+               "rfc4180": ("true", "false"), "format": ("array", "object")},
     "printsize": {},
 }
 
@@ -379,6 +380,8 @@ def _check_io_options(d: IODirective, source) -> None:
             raise UnsupportedError.at(f"'.{d.kind}' option {key}={value} is not supported (one of: {', '.join(values)})", span, source)
         if key == "delimiter" and not value:
             raise DeclarationError.at("an empty delimiter separates nothing", span, source)
+    if "format" in d.options and d.options.get("IO") not in ("json", "jsonfile"):
+        raise UnsupportedError.at("format= is an option of IO=json and IO=jsonfile", d.option_spans.get("format", d.span), source)
     if d.options.get("rfc4180") == "true" and len(d.options.get("delimiter", ",")) != 1:
         span = d.option_spans.get("delimiter", d.span)
         raise UnsupportedError.at("rfc4180=true takes a delimiter of one character (quoted CSV fields)", span, source)

@@ -202,6 +202,33 @@ b(1, 2). b(3, 4).
     assert lines[-2:] == [f"wrote b to {out_dir} (csv)", f"wrote b to {out_dir / 'AA.csv'}, b to {out_dir / 'BB.csv'}"]
 
 
+def test_json_outputs_are_printed_and_written_as_souffle_writes_them(tmp_path, capsys):
+    program = write(tmp_path / "j.dl", """
+.type L = [head: symbol, tail: L]
+.type E = Num {n: number} | Zero {}
+.decl r(n: number, l: L, e: E)
+r(1, ["a", ["b \\" q", nil]], $Num(2)).
+r(2, nil, $Zero()).
+.output r(IO=json)
+.output r(IO=jsonfile, format=object)
+.output r(IO=jsonfile, filename="arrays/r.json")
+""")
+    out_dir = tmp_path / "out"
+    code, out, err = deltalog(capsys, "run", program, "-D", out_dir)
+    assert (code, err) == (0, "")
+    arrays = '[[1, ["a", ["b \\" q", null]], "$Num(2)"],\n[2, null, "$Zero"]]'
+    assert out.splitlines()[:2] == arrays.splitlines()
+    assert (out_dir / "arrays" / "r.json").read_text() == arrays + "\n"
+    objects = (out_dir / "r.json").read_text()
+    assert objects == ('[{"n": 1, "l": {"head": "a", "tail": {"head": "b \\" q", "tail": null}}, "e": "$Num(2)"},\n'
+                       '{"n": 2, "l": null, "e": "$Zero"}]\n')
+    import json
+    assert json.loads(objects)[0]["l"]["tail"]["head"] == 'b " q'  # valid JSON, escapes and all
+    bad = write(tmp_path / "bad.dl", ".decl e(x: number)\ne(1).\n.output e(IO=file, format=object)\n")
+    code, _, err = deltalog(capsys, "check", bad)
+    assert (code, err.splitlines()[0]) == (1, f"{bad}:3:20: UnsupportedError: format= is an option of IO=json and IO=jsonfile")
+
+
 def test_input_dir_finds_the_file_an_input_names(tmp_path, capsys):
     program = write(tmp_path / "opts.dl", NAMES.replace(".input name", '.input name(filename="people.txt", delimiter=";")'))
     write(tmp_path / "people.txt", "1;a\n2;b\n")
