@@ -85,22 +85,32 @@ def _json_value(value, kind, objects: bool) -> str:
 def write_fact_file(program, name: str, options: dict, result, output_dir: str) -> str:
     """Write the output `name` (a compiler.results.Result) as the fact file `options` ask for,
     and return its path."""
-    from runtime.spark.facts import write_facts
     from runtime.spark.read import is_local, local_path
 
     filename = options.get("filename", f"{name}.json" if options.get("IO") == "jsonfile" else f"{name}.csv")
     if not is_local(output_dir):
         raise UserError(f"'{name}': .output to the fact file {filename} is written on this machine, not to {output_dir}")
     path = os.path.join(local_path(output_dir), filename)
-    info = program.relations[name]
-    if options.get("IO") == "jsonfile":
-        try:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(json_text(program, name, options, result) + "\n")
-        except OSError as err:
-            raise UserError(f"'{name}': cannot write {path}: {err.strerror}") from None
-        return path
+    try:
+        if options.get("IO") == "jsonfile":
+            _write_text(path, json_text(program, name, options, result) + "\n")
+        else:
+            _write_fact_rows(path, program.relations[name], options, result)
+    except OSError as err:
+        raise UserError(f"'{name}': cannot write {path}: {err.strerror}") from None
+    return path
+
+
+def _write_text(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _write_fact_rows(path: str, info, options: dict, result) -> None:
+    """The rows as delimited text: as Soufflé writes with rfc4180=true, else fields as they are."""
+    from runtime.spark.facts import write_facts
+
     header = tuple(info.attribute_names) if options.get("headers") == "true" else None
     if options.get("rfc4180") == "true":
         rows = ([_csv_field(value, kind) for value, kind in zip(row, info.kinds)] for row in result.fetchall())
@@ -109,11 +119,7 @@ def write_fact_file(program, name: str, options: dict, result, output_dir: str) 
         table = result.arrow(records_as_text=True)
         rows = zip(*(table.column(i).to_pylist() for i in range(table.num_columns))) if table.num_columns else ()
         delimiter = options.get("delimiter", "\t")
-    try:
-        write_facts(path, rows, delimiter, header)
-    except OSError as err:
-        raise UserError(f"'{name}': cannot write {path}: {err.strerror}") from None
-    return path
+    write_facts(path, rows, delimiter, header)
 
 
 def _csv_field(value, kind) -> str:
