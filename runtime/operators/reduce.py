@@ -207,34 +207,10 @@ class ReduceOp(Operator):
         if not received and not self.pending_key.shape[1] and not self.pending_work:
             return
         frontier = self.frontier(0)
-        keys, times = [], []
-        for batch in received:
-            if self._fused:  # distinct's kernel sets aside what is in advance of the frontier itself
-                keys.append(batch.key)
-                times.append(batch.time)
-            else:
-                self._take_ready(batch.key, batch.time, frontier, keys, times)
-        # One arranged batch (or a part of one) is in (key, time) order already.
-        in_order = len(keys) == 1
-        if self.pending_key.shape[1]:
-            key, time = self.pending_key, self.pending_time
-            self.pending_key, self.pending_time = key[:, :0], time[:, :0]
-            self._take_ready(key, time, frontier, keys, times)
-            in_order = in_order and len(keys) == 1
-        for loop_coords, work in list(self.pending_work.items()) if self.pending_work else ():
-            if frontier.less_equal((work.least_epoch,) + loop_coords):
-                continue  # every time in it is later
-            del self.pending_work[loop_coords]
-            key, time = work.pairs()
-            if len(work.keys) > 1:  # deferred by several runs: visit each pair once
-                first = dense_ids(lead_column(key), np.concatenate([key, time], axis=0))[1]
-                key, time = key[:, first], time[:, first]
-            self._take_ready(key, time, frontier, keys, times)
-            in_order = False
-        if keys:
-            key = keys[0] if len(keys) == 1 else np.concatenate(keys, axis=1)
-            time = times[0] if len(times) == 1 else np.concatenate(times, axis=1)
-            self._process(key, time, frontier, in_order)
+        if self._fused:
+            self._run_fused(received, frontier)
+        else:
+            self._run_general(received, frontier)
         if self.pending_work:
             filed = [(w.least_epoch,) + coords for coords, w in self.pending_work.items()]
             self.defer(np.concatenate([self.pending_time, np.array(filed, dtype=INT).T], axis=1))
@@ -244,6 +220,46 @@ class ReduceOp(Operator):
         # forget distinctions between earlier times.
         self.in_handle.set_frontier(frontier)
         self.out_handle.set_frontier(frontier)
+
+    def _run_fused(self, received, frontier: Antichain) -> None:
+        """Distinct's run: the received pairs and the kept ones now due, in one sorted visit
+        (the kernel sets aside itself what received pairs are in advance of the frontier)."""
+        key = _joined([batch.key for batch in received], self.pending_key)
+        time = _joined([batch.time for batch in received], self.pending_time)
+        due = self._due_files(frontier)
+        kept_key = _joined([self.pending_key] + [k for k, _ in due], self.pending_key)
+        kept_time = _joined([self.pending_time] + [t for _, t in due], self.pending_time)
+        key, time, self.pending_key, self.pending_time = kernels.ready_work(key, time, kept_key, kept_time, frontier.columns())
+        if key.shape[1]:
+            self._process(key, time, frontier)
+
+    def _run_general(self, received, frontier: Antichain) -> None:
+        keys, times = [], []
+        for batch in received:
+            self._take_ready(batch.key, batch.time, frontier, keys, times)
+        if self.pending_key.shape[1]:
+            key, time = self.pending_key, self.pending_time
+            self.pending_key, self.pending_time = key[:, :0], time[:, :0]
+            self._take_ready(key, time, frontier, keys, times)
+        for key, time in self._due_files(frontier):
+            self._take_ready(key, time, frontier, keys, times)
+        if keys:
+            self._process(_joined(keys, keys[0]), _joined(times, times[0]), frontier)
+
+    def _due_files(self, frontier: Antichain) -> list:
+        """The (key, time) pairs of the filed work whose least time is complete, taken out of
+        the files: a (key, time) array pair per file."""
+        due = []
+        for loop_coords, work in list(self.pending_work.items()) if self.pending_work else ():
+            if frontier.less_equal((work.least_epoch,) + loop_coords):
+                continue  # every time in it is later
+            del self.pending_work[loop_coords]
+            key, time = work.pairs()
+            if len(work.keys) > 1:  # deferred by several runs: visit each pair once
+                first = dense_ids(lead_column(key), np.concatenate([key, time], axis=0))[1]
+                key, time = key[:, first], time[:, first]
+            due.append((key, time))
+        return due
 
     def _take_ready(self, key, time, frontier: Antichain, keys: list, times: list) -> None:
         """Append the pairs at complete times to keys/times; defer the others."""
@@ -259,16 +275,13 @@ class ReduceOp(Operator):
             keys.append(key[:, ~future])
             times.append(time[:, ~future])
 
-    def _process(self, key, time, frontier: Antichain, in_order: bool) -> None:
-        """Distinct's output corrections for the (key, time) pairs (`in_order`: sorted by key, then time)."""
+    def _process(self, key, time, frontier: Antichain) -> None:
+        """The output corrections for the (key, time) pairs (for distinct: sorted by key, then time)."""
         lat = self.lattice
         alt = self._alt
         since = self.in_handle.frontier
         if self._fused:
             # Sorted by key then time, the pairs meet the traces' segments in one pass each.
-            if not in_order:
-                order = sort_rows(lead_column(key), np.concatenate([key, time], axis=0))
-                key, time = key[:, order], time[:, order]
             out_p, out_t, out_d, later_p, later_t = self._distinct(key, time, since.columns(), frontier.columns())
             if len(later_p):
                 self._defer(key[:, later_p], later_t)
@@ -335,8 +348,9 @@ class ReduceOp(Operator):
 
     def _defer(self, key, time) -> None:
         """(key, time) pairs in advance of the frontier: work for later."""
-        self.pending_key = np.concatenate([self.pending_key, key], axis=1)
-        self.pending_time = np.concatenate([self.pending_time, time], axis=1)
+        if self.pending_key.shape[1]:
+            key, time = np.concatenate([self.pending_key, key], axis=1), np.concatenate([self.pending_time, time], axis=1)
+        self.pending_key, self.pending_time = key, time
         n = self.pending_time.shape[1]
         if n <= _FILE_ABOVE:
             return
@@ -384,6 +398,13 @@ class _Deferred:
         if len(self.keys) == 1:
             return self.keys[0], self.times[0]
         return np.concatenate(self.keys, axis=1), np.concatenate(self.times, axis=1)
+
+
+def _joined(blocks: list, empty: np.ndarray) -> np.ndarray:
+    """The blocks side by side (their columns in order); `empty` (its rows, no columns) for none."""
+    if len(blocks) == 1:
+        return blocks[0]
+    return np.concatenate(blocks, axis=1) if blocks else empty[:, :0]
 
 
 def _by_value(owner, val, time, diff):
