@@ -33,6 +33,7 @@ FENCE = 1 << FENCE_SHIFT  # positions between fences
 # single reachability updates level.
 MERGE_RATIO = 4
 _STEPS = 8  # positions tried one by one before galloping
+NO_ROOM = -(1 << 40)  # settle's answer when the trace's arrays are to grow first
 
 C = nt.Array(nt.int64, 2, "C")  # a trace's block or fences: C-ordered, so rows are contiguous
 
@@ -364,14 +365,20 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff):
     the whole block: it is left to the caller (who merges into a block the
     store's size and swaps the two), and the count is returned negated. The
     fences of every rewritten position are written again. Returns the number of
-    segments. The caller makes sure the store, `spare` (the used size past the
-    first segment), `ends` and `fence` have room.
+    segments, or NO_ROOM, having done nothing, when the store, `spare` (the used size
+    past the first segment), `ends` or `fence` is too small: the caller grows them
+    and calls again. (Checked here: the checks cost more in Python than the copy
+    of a small batch.)
     """
     k = key.shape[0]
     v = val.shape[0]
     d = time.shape[0]
     at = ends[count - 1] if count else 0
     n = diff.shape[0]
+    first = ends[0] if count else at + n
+    if (at + n > store.shape[1] or at + n - first > spare.shape[1] or count >= ends.shape[0]
+            or (at + n + FENCE - 1) >> FENCE_SHIFT > fence.shape[1]):
+        return NO_ROOM
     for j in range(n):
         for c in range(k):
             store[c, at + j] = key[c, j]

@@ -23,7 +23,7 @@ import numpy as np
 
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
-from runtime.trace.kernels import FENCE, MERGE_RATIO, count_segments, lookup_segments, merge_segments, settle
+from runtime.trace.kernels import FENCE, MERGE_RATIO, NO_ROOM, count_segments, lookup_segments, merge_segments, settle
 
 
 class Matches(NamedTuple):
@@ -129,19 +129,23 @@ class Trace:
 
     def insert(self, batch: ArrangedBatch) -> None:
         """Copy an arranged batch in as the newest segment, then merge as the spine's shape asks."""
-        n = len(batch)
-        if not n:
+        if not len(batch.diff):
             return
-        end = len(self)
-        self._reserve(end + n)
         if not self.lattice.is_product:
+            end = len(self)
+            self._reserve(end + len(batch))
             self._insert_general(batch, end)
             return
-        first = int(self._ends[0]) if self._count else end + n
-        if self._spare.shape[1] < end + n - first:  # room for any merge above the first segment
-            self._spare = np.empty((self.width, max(end + n - first, self._spare.shape[1] * 2)), np.int64)
-        count = settle(self.store, self._spare, self._ends, self._count, self.key_arity + self.val_arity,
-                       self.since.columns(), self.fence, batch.key, batch.val, batch.time, batch.diff)
+        while True:
+            count = settle(self.store, self._spare, self._ends, self._count, self.key_arity + self.val_arity,
+                           self.since.columns(), self.fence, batch.key, batch.val, batch.time, batch.diff)
+            if count != NO_ROOM:
+                break
+            end, n = len(self), len(batch)
+            self._reserve(end + n)
+            first = int(self._ends[0]) if self._count else end + n
+            if self._spare.shape[1] < end + n - first:  # room for any merge above the first segment
+                self._spare = np.empty((self.width, max(end + n - first, self._spare.shape[1] * 2)), np.int64)
         if count < 0:  # a merge from the bottom is due: it rewrites the whole store
             self._count = -count
             self._merge_last(0, int(self._ends[self._count - 2]), int(self._ends[self._count - 1]))

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from runtime.trace import ArrangedBatch
-from runtime.trace.kernels import FENCE, count_segments, lookup_segments, merge_segments
+from runtime.trace.kernels import FENCE, NO_ROOM, count_segments, lookup_segments, merge_segments, settle
 
 
 def _segments(data, key_arity, val_arity, depth):
@@ -118,3 +118,32 @@ def test_join_segments_writes_each_delta_update_times_each_matching_trace_update
         return
     got = [(tuple(out[0][:, c].tolist()), tuple(out[1][:, c].tolist()), int(out[2][c])) for c in range(m)]
     assert sorted(got) == sorted(want)
+
+
+def test_settle_asks_for_room_and_changes_nothing_when_an_array_is_too_small():
+    """settle copies a batch in only when the store, the spare block, the segment ends and
+    the fences all have room for it; otherwise it answers NO_ROOM and leaves them as they were."""
+    one = ArrangedBatch.build(np.array([[3]]), np.zeros((0, 1), np.int64), np.array([[0], [1]]), np.array([1]))
+    two = ArrangedBatch.build(np.array([[1, 2]]), np.zeros((0, 2), np.int64), np.array([[0, 0], [0, 0]]), np.array([1, 1]))
+    args = (one.key, one.val, one.time, one.diff)
+    since = np.zeros((2, 1), np.int64)
+
+    def arrays(capacity, spare, ends, fences):
+        store = np.full((4, capacity), -7, np.int64)
+        store[:, :2] = np.vstack([two.key, two.time, two.diff[None]])
+        ends_ = np.zeros(ends, np.int64)
+        ends_[0] = 2
+        return store, np.empty((4, spare), np.int64), ends_, np.zeros((1, fences), np.int64)
+
+    for small in (dict(capacity=2), dict(ends=1), dict(fences=0)):
+        sizes = dict(capacity=8, spare=8, ends=4, fences=1) | small
+        store, spare, ends, fence = arrays(**sizes)
+        before = (store.copy(), ends.copy(), fence.copy())
+        assert settle(store, spare, ends, 1, 1, since, fence, *args) == NO_ROOM, small
+        assert all(np.array_equal(a, b) for a, b in zip(before, (store, ends, fence)))
+    store, spare, ends, fence = arrays(capacity=8, spare=0, ends=4, fences=1)  # the merge of both needs spare room
+    assert settle(store, spare, ends, 1, 1, since, fence, *args) == NO_ROOM
+    store, spare, ends, fence = arrays(capacity=8, spare=8, ends=4, fences=1)
+    count = settle(store, spare, ends, 1, 1, since, fence, *args)
+    assert count == -2  # both segments in place; their merge rewrites the store from the bottom: the caller's
+    assert store[:, 2].tolist() == [3, 0, 1, 1] and ends[:2].tolist() == [2, 3]
