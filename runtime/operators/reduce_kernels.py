@@ -453,22 +453,34 @@ def distinct_general(el, bounds, group, frontier, depth):
     later_g, later_t = np.empty(16, np.int64), np.empty((d, 16), np.int64)
     n_out = 0
     n_later = 0
+    # Scratch for one key at a time, allocated once: most keys have a handful of elements,
+    # and allocating per key cost more than the work.
+    width = 1
+    for i in range(group.shape[0]):
+        width = max(width, bounds[i + 1] - bounds[i])
+    gx, gy = np.empty(width, np.int64), np.empty(width, np.int64)
+    fresh = np.empty(width, np.bool_)
+    hist = np.empty(width, np.int64)  # the key's elements in x order (stable): _sweep_closure sorts them so
+    ys = np.empty(16, np.int64)
+    cand_g = np.empty(16, np.int64)
+    cand_t = np.empty((d, 16), np.int64)
+    bits = np.zeros((3, width + 1), np.int64)  # Fenwick trees over the y-coordinates: input, output, corrections
+    bit_in, bit_out, bit_e = bits[0], bits[1], bits[2]
     for i in range(group.shape[0]):
         lo, hi = bounds[i], bounds[i + 1]
         size = hi - lo
         g = group[i]
-        gx = el[0, lo:hi].copy()
-        gy = el[1, lo:hi].copy()
+        for r in range(size):
+            gx[r] = el[0, lo + r]
+            gy[r] = el[1, lo + r]
+            fresh[r] = el[2, lo + r] == 0
         kind = el[2, lo:hi]
         diff = el[3, lo:hi]
-        fresh = kind == 0
-        order = np.empty(size, np.int64)
-        ys = np.empty(16, np.int64)
-        cand_g = np.empty(16, np.int64)
-        cand_t = np.empty((d, 16), np.int64)
-        nc, cand_g, cand_t, ys, ny = _sweep_closure(gx, gy, fresh, size, order, g, 0, cand_g, cand_t, ys)
-        hist = np.argsort(gx, kind="mergesort")  # elements in x order
-        bit_in, bit_out, bit_e = np.zeros(ny + 1, np.int64), np.zeros(ny + 1, np.int64), np.zeros(ny + 1, np.int64)
+        nc, cand_g, cand_t, ys, ny = _sweep_closure(gx, gy, fresh, size, hist, g, 0, cand_g, cand_t, ys)
+        for r in range(ny + 1):
+            bit_in[r] = 0
+            bit_out[r] = 0
+            bit_e[r] = 0
         a = 0
         least_later_y = _LAST  # the least y of the later times kept so far (they come in x order)
         for c in range(nc):
