@@ -63,10 +63,13 @@ def _seek(store, fence, k, start, end, probe, i, lo):
     from `lo` (where the previous probe was found)."""
     if lo > start and not _key_less(store, lo - 1, probe, i, k):
         lo = start  # the probe is before the previous one
-    for _ in range(_STEPS):
-        if lo >= end or not _key_less(store, lo, probe, i, k):
-            return lo
-        lo += 1
+    if lo + _STEPS > end or not _key_less(store, lo + _STEPS - 1, probe, i, k):
+        for _ in range(_STEPS):  # within _STEPS positions: one by one
+            if lo >= end or not _key_less(store, lo, probe, i, k):
+                return lo
+            lo += 1
+    else:
+        lo += _STEPS  # farther: one comparison rules out the near positions
     # Gallop over the fences after lo for the first whose key is not before the probe.
     qend = ((end - 1) >> FENCE_SHIFT) + 1
     q = (lo >> FENCE_SHIFT) + 1

@@ -1,12 +1,14 @@
 """The trace's kernels against brute force: lookups and counts over every segment, merges."""
 
+import bisect
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from runtime.trace import ArrangedBatch
-from runtime.trace.kernels import FENCE, NO_ROOM, count_segments, lookup_segments, merge_segments, settle
+from runtime.trace.kernels import FENCE, NO_ROOM, _seek, count_segments, lookup_segments, merge_segments, settle
 
 
 def _segments(data, key_arity, val_arity, depth):
@@ -147,3 +149,21 @@ def test_settle_asks_for_room_and_changes_nothing_when_an_array_is_too_small():
     count = settle(store, spare, ends, 1, 1, since, fence, *args)
     assert count == -2  # both segments in place; their merge rewrites the store from the bottom: the caller's
     assert store[:, 2].tolist() == [3, 0, 1, 1] and ends[:2].tolist() == [2, 3]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_seek_finds_the_first_position_not_before_the_probe_from_any_start(data):
+    """_seek from any earlier probe's position (near or far, before or after the answer) gives
+    what a binary search of the whole segment gives."""
+    n = data.draw(st.integers(0, 6 * FENCE))
+    keys = sorted(data.draw(st.lists(st.integers(0, 3 * FENCE), min_size=n, max_size=n)))
+    lead = data.draw(st.integers(0, 1))
+    store = np.ascontiguousarray(np.array([[lead] * n, keys, [1] * n], np.int64).reshape(3, n))
+    fence = np.ascontiguousarray(store[:2, ::FENCE])
+    probe = np.array([[data.draw(st.integers(0, 1))], [data.draw(st.integers(-1, 3 * FENCE + 1))]], np.int64)
+    start = data.draw(st.integers(0, n))
+    lo = data.draw(st.integers(start, n))
+    rows = list(zip(store[0].tolist(), keys))[start:]
+    expected = start + bisect.bisect_left(rows, (int(probe[0, 0]), int(probe[1, 0])))
+    assert _seek(store, fence, 2, start, n, probe, 0, lo) == expected
