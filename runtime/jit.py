@@ -7,7 +7,10 @@ converts the arguments to it, or rejects them with a TypeError. It is compiled
 at its first call, not at import: a program compiles only the kernels it runs.
 Compiled code is cached on disk by numba (`__pycache__` next to the sources, or
 NUMBA_CACHE_DIR) and loaded, not compiled, on later runs. Helpers, the plain
-`helper` functions kernels call, are compiled as part of their callers.
+`helper` functions kernels call, are compiled as part of their callers, so the
+cache is keyed by a digest of the runtime's kernel sources as well as by numba's
+own key (which looks at the function's file only): a change to any of them
+compiles again rather than loading code built from the old helpers.
 
 A cold start (an empty or stale cache) compiles for seconds (about 14 CPU s for
 the README's example). The first
@@ -29,21 +32,66 @@ one signature rather than `inlined`.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import sys
 import threading
+from pathlib import Path
 
 import numba
 
 _OPTIONS = dict(cache=True, nogil=True)
 
-# A function kernels call: compiled while its first caller compiles, once for
-# each set of argument types (layouts, literal constants) its callers pass.
-helper = numba.njit(**_OPTIONS)
 
-# A helper whose code is inlined into each caller at numba's IR level, then typed
-# with it: for small hot helpers whose call would cost more than their work.
-# (Inlining every helper compiles more slowly: the IR is typed once per call site.)
-inlined = numba.njit(inline="always", **_OPTIONS)
+@functools.cache
+def _sources_digest(package: Path) -> str:
+    """A digest of the sources of a package's modules that declare compiled functions."""
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        text = path.read_bytes()
+        if path.name == "jit.py" or b"jit import" in text:
+            digest.update(str(path.relative_to(package)).encode() + b"\0" + text)
+    return digest.hexdigest()
+
+
+def _package_of(fn) -> Path:
+    """The top-level package directory holding fn's module."""
+    path = Path(fn.__code__.co_filename).resolve().parent
+    while (path.parent / "__init__.py").exists():
+        path = path.parent
+    return path
+
+
+def _keyed_by_sources(dispatcher, fn):
+    """Make the package's sources part of the dispatcher's cache key.
+
+    numba's on-disk cache is invalidated when the compiled function's own file
+    changes, but its machine code also holds the helpers and kernels it calls,
+    which may live in other files: after an edit (or a partial update of an
+    installed copy) to one of those alone, the cache would serve code compiled
+    from the old callee. Keyed by a digest of every module that declares compiled
+    functions, any such change compiles again.
+    """
+    if not isinstance(dispatcher, numba.core.dispatcher.Dispatcher):
+        return dispatcher  # NUMBA_DISABLE_JIT: the Python function itself
+    cache = dispatcher._cache
+    own_key = cache._index_key
+    sources = _sources_digest(_package_of(fn))
+    cache._index_key = lambda sig, codegen: own_key(sig, codegen) + (sources,)
+    return dispatcher
+
+
+def helper(fn):
+    """A function kernels call: compiled while its first caller compiles, once for
+    each set of argument types (layouts, literal constants) its callers pass."""
+    return _keyed_by_sources(numba.njit(**_OPTIONS)(fn), fn)
+
+
+def inlined(fn):
+    """A helper whose code is inlined into each caller at numba's IR level, then typed
+    with it: for small hot helpers whose call would cost more than their work.
+    (Inlining every helper compiles more slowly: the IR is typed once per call site.)"""
+    return _keyed_by_sources(numba.njit(inline="always", **_OPTIONS)(fn), fn)
 
 NOTICE = "deltalog: compiling runtime kernels (first run only; cached afterwards) ..."
 
@@ -58,7 +106,7 @@ def kernel(*argtypes):
     another kernel; no other signature is ever compiled."""
 
     def declare(fn):
-        dispatcher = numba.njit(**_OPTIONS)(fn)
+        dispatcher = _keyed_by_sources(numba.njit(**_OPTIONS)(fn), fn)
         if not isinstance(dispatcher, numba.core.dispatcher.Dispatcher):
             return dispatcher  # NUMBA_DISABLE_JIT: the Python function itself
         _declare_signature(dispatcher, tuple(argtypes))

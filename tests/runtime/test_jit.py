@@ -78,3 +78,48 @@ def test_a_cold_cache_is_announced_once_and_a_warm_one_compiles_nothing(tmp_path
     assert warm[1] == cold[1]
     assert warm[2] == "0 1"  # loaded from the cache, nothing compiled
     assert warm[3] == "1"
+
+
+_HELPER = """
+from runtime.jit import helper
+
+
+@helper
+def answer():
+    return {value}
+"""
+
+_KERNEL = """
+from runtime.jit import kernel
+from runtime.kernels import I
+from pkg.helpers import answer
+
+
+@kernel(I)
+def call(x):
+    return x + answer()
+"""
+
+
+def test_a_kernel_compiles_again_when_only_a_helper_in_another_file_changed(tmp_path):
+    """numba's own cache is invalidated by the compiled function's file alone; the kernel's
+    code also holds the helper it calls from another file. After an edit of that file
+    only, the next run must not be served the kernel compiled with the old helper."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kernels.py").write_text(_KERNEL)
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(root)]), NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+
+    def run(value: int) -> str:
+        (package / "helpers.py").write_text(_HELPER.format(value=value))
+        code = "from pkg.kernels import call; print(call(1))"
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+    kernel_file = package / "kernels.py"
+    stamp = kernel_file.stat().st_mtime_ns
+    assert run(10) == "11"
+    assert run(10) == "11"  # (from the cache)
+    assert run(20) == "21"
+    assert kernel_file.stat().st_mtime_ns == stamp  # the kernel's own file never changed
