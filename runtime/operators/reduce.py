@@ -229,9 +229,15 @@ class ReduceOp(Operator):
         due = self._due_files(frontier)
         kept_key = _joined([self.pending_key] + [k for k, _ in due], self.pending_key)
         kept_time = _joined([self.pending_time] + [t for _, t in due], self.pending_time)
-        key, time, self.pending_key, self.pending_time = kernels.ready_work(key, time, kept_key, kept_time, frontier.columns())
-        if key.shape[1]:
-            self._process(key, time, frontier)
+        key, time, kept_key, kept_time = kernels.ready_work(key, time, kept_key, kept_time, frontier.columns())
+        if not key.shape[1]:
+            self._keep(kept_key, kept_time)
+            return
+        out_key, out_t, out_d, kept_key, kept_time = self._distinct(key, time, kept_key, kept_time, self.in_handle.frontier.columns(), frontier.columns())
+        self._keep(kept_key, kept_time)
+        if len(out_d):
+            # Keys come in order and each key's corrections in time order: already arranged.
+            self._emit(ArrangedBatch(out_key, out_key[:0], out_t, out_d))
 
     def _run_general(self, received, frontier: Antichain) -> None:
         keys, times = [], []
@@ -276,20 +282,10 @@ class ReduceOp(Operator):
             times.append(time[:, ~future])
 
     def _process(self, key, time, frontier: Antichain) -> None:
-        """The output corrections for the (key, time) pairs (for distinct: sorted by key, then time)."""
+        """The output corrections for the (key, time) pairs."""
         lat = self.lattice
         alt = self._alt
         since = self.in_handle.frontier
-        if self._fused:
-            # Sorted by key then time, the pairs meet the traces' segments in one pass each.
-            out_p, out_t, out_d, later_p, later_t = self._distinct(key, time, since.columns(), frontier.columns())
-            if len(later_p):
-                self._defer(key[:, later_p], later_t)
-            if len(out_p):
-                # Keys come in order and each key's corrections in time order: already arranged.
-                out_key = key if len(out_p) == 1 == key.shape[1] else key[:, out_p]  # one pair, one correction: its key
-                self._emit(ArrangedBatch(out_key, out_key[:0], out_t, out_d))
-            return
         # Distinct keys, each with an index g.
         gid, first = dense_ids(lead_column(key), key)
         ukey = key[:, first]
@@ -335,21 +331,25 @@ class ReduceOp(Operator):
         out_v = res_v[:, first][:, out_vid]
         self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d))
 
-    def _distinct(self, key, time, since, frontier):
-        """kernels.distinct over the sorted (key, time) pairs; a large input in two halves at once."""
+    def _distinct(self, key, time, kept_key, kept_time, since, frontier):
+        """kernels.distinct over the sorted (key, time) pairs, the kept pairs carried along;
+        a large input in two halves at once."""
         traces = (self.in_trace.parts(), self.out_trace.parts(), since, frontier)
         cut = split_point(key)
         if cut is None:
-            return kernels.distinct(key, time, *traces)
-        low, high = both(lambda: kernels.distinct(key[:, :cut], time[:, :cut], *traces),
-                         lambda: kernels.distinct(key[:, cut:], time[:, cut:], *traces))
-        return (np.concatenate([low[0], high[0] + cut]), np.concatenate([low[1], high[1]], axis=1), np.concatenate([low[2], high[2]]),
-                np.concatenate([low[3], high[3] + cut]), np.concatenate([low[4], high[4]], axis=1))
+            return kernels.distinct(key, time, kept_key, kept_time, *traces)
+        low, high = both(lambda: kernels.distinct(key[:, :cut], time[:, :cut], kept_key, kept_time, *traces),
+                         lambda: kernels.distinct(key[:, cut:], time[:, cut:], kept_key[:, :0], kept_time[:, :0], *traces))
+        return tuple(np.concatenate([a, b], axis=a.ndim - 1) for a, b in zip(low, high))
 
     def _defer(self, key, time) -> None:
         """(key, time) pairs in advance of the frontier: work for later."""
         if self.pending_key.shape[1]:
             key, time = np.concatenate([self.pending_key, key], axis=1), np.concatenate([self.pending_time, time], axis=1)
+        self._keep(key, time)
+
+    def _keep(self, key, time) -> None:
+        """The (key, time) pairs kept for later are these (a backlog is filed by loop coordinates)."""
         self.pending_key, self.pending_time = key, time
         n = self.pending_time.shape[1]
         if n <= _FILE_ABOVE:

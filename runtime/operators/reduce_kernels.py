@@ -506,8 +506,8 @@ def distinct_general(el, bounds, group, frontier, depth):
     return out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later]
 
 
-@kernel(M, M, C, C, V, C, C, V, M, M)
-def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence, out_ends, since, frontier):
+@kernel(M, M, M, M, C, C, V, C, C, V, M, M)
+def distinct_fused(key, time, kept_key, kept_time, in_store, in_fence, in_ends, out_store, out_fence, out_ends, since, frontier):
     """Distinct's whole update for keys without values, in epoch or (epoch, iteration) time.
 
     `key` (k, n) and `time` (d <= 2, n) are the (key, time) pairs with work, sorted by
@@ -522,9 +522,10 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
     into the current epoch) is one sweep; the elements of the others are set
     aside for `distinct_general`.
 
-    Returns (position, time, diff) of the corrections and (position, time) of the
-    later work, each position a column of `key` with the group's key, sorted by
-    key, then time; and the set-aside keys' elements, their bounds and positions.
+    Returns (key, time, diff) of the corrections, sorted by key, then time; the work
+    kept for later: `kept_key`/`kept_time` (pairs kept by earlier runs, not yet due)
+    followed by this run's later (key, time) pairs; and the set-aside keys' elements,
+    their bounds and their positions (columns of `key`).
     """
     n = key.shape[1]
     k = key.shape[0]
@@ -548,13 +549,18 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
     # that may be replaced in a loop is reloaded on every access there).
     el = np.empty((4, 64), np.int64)
     order = np.empty(64, np.int64)
-    out_g = np.empty(64, np.int64)
+    out_k = np.empty((k, 64), np.int64)
     out_t = np.empty((d, 64), np.int64)
     out_d = np.empty(64, np.int64)
-    later_g = np.empty(64, np.int64)
-    later_t = np.empty((d, 64), np.int64)
     n_out = 0
-    n_later = 0
+    n_later = kept_key.shape[1]
+    later_k = np.empty((k, n_later + 64), np.int64)
+    later_t = np.empty((d, n_later + 64), np.int64)
+    for j in range(n_later):
+        for c in range(k):
+            later_k[c, j] = kept_key[c, j]
+        for c in range(d):
+            later_t[c, j] = kept_time[c, j]
     aside = np.empty((4, 16), np.int64)  # the elements of keys that are not chains, for distinct_general
     bounds_aside = np.zeros(16, np.int64)
     general = np.empty(16, np.int64)
@@ -601,9 +607,9 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
         if size > el.shape[1]:
             el, order = grown_block(el, size), grown_row(order, size)
         if n_out + size > out_d.shape[0]:
-            out_g, out_t, out_d = grown_row(out_g, n_out + size), grown_block(out_t, n_out + size), grown_row(out_d, n_out + size)
-        if n_later + size > later_g.shape[0]:
-            later_g, later_t = grown_row(later_g, n_later + size), grown_block(later_t, n_later + size)
+            out_k, out_t, out_d = grown_block(out_k, n_out + size), grown_block(out_t, n_out + size), grown_row(out_d, n_out + size)
+        if n_later + size > later_t.shape[1]:
+            later_k, later_t = grown_block(later_k, n_later + size), grown_block(later_t, n_later + size)
         m = 0
         for r in range(p, q):
             el[0, m] = time[0, r]
@@ -669,7 +675,8 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
                 if _in_advance(frontier, x, y):
                     # The chain's times from here on are at or after this one: it alone is
                     # deferred (when it is done, their join-closure with it brings them back).
-                    later_g[n_later] = p
+                    for c in range(k):
+                        later_k[c, n_later] = key[c, p]
                     later_t[0, n_later] = x
                     if d == 2:
                         later_t[1, n_later] = y
@@ -678,7 +685,8 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
                 e = (1 if acc_in > 0 else 0) - acc_out - acc_e
                 if e != 0:
                     acc_e += e
-                    out_g[n_out] = p
+                    for c in range(k):
+                        out_k[c, n_out] = key[c, p]
                     out_t[0, n_out] = x
                     if d == 2:
                         out_t[1, n_out] = y
@@ -701,21 +709,23 @@ def distinct_fused(key, time, in_store, in_fence, in_ends, out_store, out_fence,
             bounds_aside = grown_row(bounds_aside, n_general + 1)
         bounds_aside[n_general] = n_aside
         p = q
-    return (out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later],
+    return (out_k[:, :n_out], out_t[:, :n_out], out_d[:n_out], later_k[:, :n_later], later_t[:, :n_later],
             aside[:, :n_aside], bounds_aside[: n_general + 1], general[:n_general])
 
 
-def distinct(key, time, in_parts, out_parts, since, frontier):
+def distinct(key, time, kept_key, kept_time, in_parts, out_parts, since, frontier):
     """Distinct's whole update (see distinct_fused): distinct_fused, then distinct_general for
-    the keys it set aside. Returns (position, time, diff) of the corrections, sorted by key
-    then time, and (position, time) of the later work."""
-    out_p, out_t, out_d, later_p, later_t, aside, bounds, general = distinct_fused(key, time, *in_parts, *out_parts, since, frontier)
+    the keys it set aside. Returns (key, time, diff) of the corrections, sorted by key then
+    time, and the (key, time) pairs kept for later: the kept ones given, then this run's."""
+    out_k, out_t, out_d, later_k, later_t, aside, bounds, general = distinct_fused(
+        key, time, kept_key, kept_time, *in_parts, *out_parts, since, frontier)
     if not len(general):
-        return out_p, out_t, out_d, later_p, later_t
-    more = distinct_general(aside, bounds, general, frontier, time.shape[0])
-    out_p, out_t, out_d = np.concatenate([out_p, more[0]]), np.concatenate([out_t, more[1]], axis=1), np.concatenate([out_d, more[2]])
-    order = np.lexsort(tuple(out_t[::-1]) + (out_p,))  # keys in order again, each key's times in order
-    return out_p[order], out_t[:, order], out_d[order], np.concatenate([later_p, more[3]]), np.concatenate([later_t, more[4]], axis=1)
+        return out_k, out_t, out_d, later_k, later_t
+    more_p, more_t, more_d, more_later_p, more_later_t = distinct_general(aside, bounds, general, frontier, time.shape[0])
+    out_k, out_t, out_d = np.concatenate([out_k, key[:, more_p]], axis=1), np.concatenate([out_t, more_t], axis=1), np.concatenate([out_d, more_d])
+    order = np.lexsort(tuple(out_t[::-1]) + tuple(out_k[::-1]))  # keys in order again, each key's times in order
+    later_k, later_t = np.concatenate([later_k, key[:, more_later_p]], axis=1), np.concatenate([later_t, more_later_t], axis=1)
+    return out_k[:, order], out_t[:, order], out_d[order], later_k, later_t
 
 
 @inlined

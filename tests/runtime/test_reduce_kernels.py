@@ -140,9 +140,16 @@ def test_distinct_equals_its_definition(data):
     times = np.array([t for _, t in pairs], np.int64).T.reshape(depth, -1).copy()
     frontier_t = np.array(sorted(set(frontier)), dtype=np.int64).reshape(-1, depth).T.copy()
     since = np.zeros((depth, 1), dtype=np.int64)
-    out_p, out_t, out_d, later_p, later_t = kernels.distinct(key, times, traces[0].parts(), traces[1].parts(), since, frontier_t)
-    got = sorted(zip(key[0, out_p].tolist(), map(tuple, out_t.T.tolist()), out_d.tolist()))
-    got_later = sorted(zip(key[0, later_p].tolist(), map(tuple, later_t.T.tolist())))
+    # Pairs kept by earlier runs are carried along, ahead of this run's later work.
+    kept = data.draw(st.lists(st.tuples(st.integers(0, 9), time), max_size=3))
+    kept_key = np.array([[g for g, _ in kept]], np.int64).reshape(1, -1)
+    kept_time = np.array([t for _, t in kept], np.int64).T.reshape(depth, -1).copy()
+    out_k, out_t, out_d, later_k, later_t = kernels.distinct(key, times, kept_key, kept_time, traces[0].parts(), traces[1].parts(), since, frontier_t)
+    got = list(zip(out_k[0].tolist(), map(tuple, out_t.T.tolist()), out_d.tolist()))
+    assert got == sorted(got)  # in arranged order: by key, then time
+    got_later = list(zip(later_k[0].tolist(), map(tuple, later_t.T.tolist())))
+    assert got_later[: len(kept)] == [(g, tuple(t)) for g, t in kept]
+    got_later = sorted(got_later[len(kept):])
     expected, expected_later = [], []
     for g in range(ngroups):
         corrections, later = _brute_distinct(new[g], inputs[g], outputs[g], set(frontier))
