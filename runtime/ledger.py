@@ -45,6 +45,7 @@ class CountLedger:
         self.unarranged: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (data, diff, time) as submitted
         self.recent: dict[tuple, list[tuple[int, int]]] = {}  # the unarranged rows of small submissions: (time, diff)s
         self.unlisted = False  # some unarranged submission is too large to be in `recent`
+        self.open_time = 0  # the least time a later submission may use, as the last one said
 
     def submit(self, data: np.ndarray, diff: np.ndarray, time: np.ndarray, open_time: int) -> None:
         """Record the updates (data (arity, n), diff (n,), time (n,)), all at times >=
@@ -68,13 +69,16 @@ class CountLedger:
                 self._check_many(data, diff, time)
             self.unlisted = True
         self.unarranged.append((data, diff, time))
-        if self.handle.frontier.elements != ((open_time,),):
-            self.handle.set_frontier(Antichain(self.lattice, [(open_time,)]))
+        self.open_time = open_time
         if len(self.unarranged) >= _PILE:
             self._arrange()
 
     def _arrange(self) -> None:
         if self.unarranged:
+            # Times before the open time are indistinguishable now: the trace compacts them
+            # as it merges (its reader's frontier only matters there).
+            if self.handle.frontier.elements != ((self.open_time,),):
+                self.handle.set_frontier(Antichain(self.lattice, [(self.open_time,)]))
             batch = Batch(
                 np.concatenate([data for data, _, _ in self.unarranged], axis=1),
                 np.concatenate([time for _, _, time in self.unarranged]).astype(INT).reshape(1, -1),
