@@ -8,7 +8,10 @@ touches, and once such a time is complete (not in advance of the input
 frontier) it takes the join-closure with the key's history, evaluates the input
 and the output accumulated at each interesting time, and emits the difference.
 Interesting times still in advance of the frontier are deferred, with a
-capability held for them.
+capability held for them. (Distinct defers only the least of a key's: every
+other one is at or after one of those, so when that one is done the
+join-closure brings the rest back, and a key is not carried round the loop
+once per later time.)
 
 Everything is vectorised across keys and times. Within a key, times are
 processed in lexicographic order (a linear extension of the partial order): the
