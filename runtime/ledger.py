@@ -10,10 +10,13 @@ rows: for every row it removes, the count accumulated in time order over everyth
 submitted, this submission included, stays >= 0 at every time. A failed check raises
 `NegativeCount` and records nothing, so the caller can refuse the whole submission.
 
-Submissions are kept as they are, unarranged, until many have piled up (or a large removal
-needs them arranged), so a bulk load that is never changed costs memory only. The rows of
-small ones are also listed by row, so that checking a single update's removal reads the
-trace and that list instead of arranging the last update first.
+A ledger of few rows (up to _SMALL) keeps them in a dict instead, each row's updates as a
+short list, and checks a removal in Python: a single update's check is then a few dict
+operations instead of a trace lookup. Past _SMALL rows it moves them into the trace for good.
+In the trace, submissions are kept as they are, unarranged, until many have piled up (or a
+large removal needs them arranged), so a bulk load that is never changed costs memory only.
+The rows of small ones are also listed by row, so that checking a single update's removal
+reads the trace and that list instead of arranging the last update first.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from runtime.trace import ArrangedBatch, Trace
 
 _PILE = 64  # unarranged submissions kept before they are arranged anyway
 _FEW = 32  # submissions of at most this many rows are checked row by row in Python
+_SMALL = 1 << 16  # rows a ledger keeps in a dict before it moves them into its trace
+_SHORT = 8  # a row's list of updates in the dict is compacted when longer than this
 
 
 class NegativeCount(Exception):
@@ -46,11 +51,19 @@ class CountLedger:
         self.recent: dict[tuple, list[tuple[int, int]]] = {}  # the unarranged rows of small submissions: (time, diff)s
         self.unlisted = False  # some unarranged submission is too large to be in `recent`
         self.open_time = 0  # the least time a later submission may use, as the last one said
+        # While the rows are few: every row's (time, diff) updates (None once in the trace).
+        self.small: dict[tuple, list[tuple[int, int]]] | None = {}
 
     def submit(self, data: np.ndarray, diff: np.ndarray, time: np.ndarray, open_time: int) -> None:
         """Record the updates (data (arity, n), diff (n,), time (n,)), all at times >=
         `open_time`, the least time any later submission may use; NegativeCount if a row
         they remove would then have a negative count at some time."""
+        self.open_time = open_time
+        if self.small is not None:
+            if len(self.small) + data.shape[1] <= _SMALL:
+                self._submit_small(data, diff, time, open_time)
+                return
+            self._move_to_trace()
         data = _owned(data)
         if data.shape[1] <= _FEW:
             rows = [tuple(row) for row in data.T.tolist()]
@@ -69,8 +82,47 @@ class CountLedger:
                 self._check_many(data, diff, time)
             self.unlisted = True
         self.unarranged.append((data, diff, time))
-        self.open_time = open_time
         if len(self.unarranged) >= _PILE:
+            self._arrange()
+
+    def _submit_small(self, data, diff, time, open_time: int) -> None:
+        """submit() while the rows are kept in the dict."""
+        rows = [tuple(row) for row in data.T.tolist()]
+        times, diffs = time.tolist(), diff.tolist()
+        small = self.small
+        if min(diffs, default=0) < 0:
+            history = {row: list(small.get(row, ())) for row, d in zip(rows, diffs) if d < 0}
+            for row, t, d in zip(rows, times, diffs):
+                if row in history:
+                    history[row].append((t, d))
+            _check(history)
+        for row, t, d in zip(rows, times, diffs):
+            changes = small.get(row)
+            if changes is None:
+                small[row] = [(t, d)]
+                continue
+            changes.append((t, d))
+            if len(changes) > _SHORT:
+                self._compact(row, changes, open_time)
+
+    def _compact(self, row: tuple, changes: list, open_time: int) -> None:
+        """A row's updates before the open time summed into one (no later update can come
+        before any of them), the row forgotten when nothing is left."""
+        past = sum(d for t, d in changes if t < open_time)
+        later = [(t, d) for t, d in changes if t >= open_time]
+        changes[:] = ([(open_time - 1, past)] if past else []) + later
+        if not changes:
+            del self.small[row]
+
+    def _move_to_trace(self) -> None:
+        """From the dict into the trace, for good: the rows have become too many."""
+        small, self.small = self.small, None
+        updates = [(row, t, d) for row, changes in small.items() for t, d in changes]
+        if updates:
+            arity = self.trace.key_arity
+            data = np.array([row for row, _, _ in updates], dtype=INT).reshape(len(updates), arity).T.copy()
+            self.unarranged.append((data, np.array([d for _, _, d in updates], dtype=INT), np.array([t for _, t, _ in updates], dtype=INT)))
+            self.unlisted = True
             self._arrange()
 
     def _arrange(self) -> None:
@@ -100,19 +152,7 @@ class CountLedger:
         for row, t, d in zip(rows, times, diffs):
             if row in history:
                 history[row].append((t, d))
-        worst = None  # (time, row, count) of the earliest negative count
-        for row, changes in history.items():
-            changes.sort()
-            count = 0
-            for i, (t, d) in enumerate(changes):
-                count += d
-                if count < 0 and (i + 1 == len(changes) or changes[i + 1][0] != t):
-                    if worst is None or t < worst[0]:
-                        worst = (t, row, count)
-                    break
-        if worst is not None:
-            t, row, count = worst
-            raise NegativeCount(np.array(row, dtype=INT), t, count)
+        _check(history)
 
     def _check_many(self, data, diff, time) -> None:
         """The check over arrays, with every submission before this one in the trace."""
@@ -144,6 +184,24 @@ class CountLedger:
         if len(bad):
             i = bad[np.argmin(times[bad])]  # the earliest time a count goes negative
             raise NegativeCount(rows[:, representative[row_id[i]]], int(times[i]), int(count[i]))
+
+
+def _check(history: dict[tuple, list[tuple[int, int]]]) -> None:
+    """NegativeCount for the earliest time some row's count, its (time, diff) updates summed
+    in time order (a time's together), is below zero."""
+    worst = None  # (time, row, count) of the earliest negative count
+    for row, changes in history.items():
+        changes.sort()
+        count = 0
+        for i, (t, d) in enumerate(changes):
+            count += d
+            if count < 0 and (i + 1 == len(changes) or changes[i + 1][0] != t):
+                if worst is None or t < worst[0]:
+                    worst = (t, row, count)
+                break
+    if worst is not None:
+        t, row, count = worst
+        raise NegativeCount(np.array(row, dtype=INT), t, count)
 
 
 def _owned(a: np.ndarray) -> np.ndarray:

@@ -31,15 +31,18 @@ update = st.tuples(st.tuples(st.integers(0, 2), st.integers(0, 1)), st.integers(
 submission = st.tuples(st.lists(update, min_size=1, max_size=6), st.integers(0, 2))  # updates, how far the open time moves
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(submission, min_size=1, max_size=25), st.booleans(), st.sampled_from([0, 3, 32]))
-def test_the_ledger_accepts_what_the_reference_accepts(submissions, pile_early, few):
-    saved = ledger_module._PILE, ledger_module._FEW
+@settings(max_examples=400, deadline=None)
+@given(st.lists(submission, min_size=1, max_size=25), st.booleans(), st.sampled_from([0, 3, 32]), st.sampled_from([0, 4, 1 << 16]))
+def test_the_ledger_accepts_what_the_reference_accepts(submissions, pile_early, few, small):
+    saved = ledger_module._PILE, ledger_module._FEW, ledger_module._SMALL
     if pile_early:  # arrange after every submission instead of every 64
         ledger_module._PILE = 1
     # 0: the check for many rows on every submission; 32: the row-by-row one on every
     # submission; 3: both, the row-by-row one until a larger submission is unarranged.
     ledger_module._FEW = few
+    # 0: rows in the trace from the start; 4: in the dict, then in the trace once more than 4
+    # (a row's list compacted past _SHORT updates); 65,536: in the dict throughout.
+    ledger_module._SMALL = small
     try:
         ledger = CountLedger(2)
         accepted = []
@@ -62,12 +65,13 @@ def test_the_ledger_accepts_what_the_reference_accepts(submissions, pile_early, 
             accepted += updates
             open_time += step
     finally:
-        ledger_module._PILE, ledger_module._FEW = saved
+        ledger_module._PILE, ledger_module._FEW, ledger_module._SMALL = saved
 
 
-@pytest.mark.parametrize("few", [0, 32])
-def test_a_refusal_names_the_earliest_negative_time_and_records_nothing(few, monkeypatch):
+@pytest.mark.parametrize("few, small", [(0, 0), (32, 0), (32, 1 << 16)])  # small 0: rows in the trace, else in the dict
+def test_a_refusal_names_the_earliest_negative_time_and_records_nothing(few, small, monkeypatch):
     monkeypatch.setattr(ledger_module, "_FEW", few)
+    monkeypatch.setattr(ledger_module, "_SMALL", small)
     ledger = CountLedger(1)
     ledger.submit(np.array([[7]]), np.array([1]), np.array([3]), 0)
     with pytest.raises(NegativeCount) as refused:  # removed at 1 and 2: negative from 1 on
@@ -76,9 +80,10 @@ def test_a_refusal_names_the_earliest_negative_time_and_records_nothing(few, mon
     ledger.submit(np.array([[7]]), np.array([-1]), np.array([3]), 0)  # the refused removals left no trace
 
 
-@pytest.mark.parametrize("few", [0, 32])
-def test_a_nullary_relation_has_one_row_to_count(few, monkeypatch):
+@pytest.mark.parametrize("few, small", [(0, 0), (32, 0), (32, 1 << 16)])  # small 0: rows in the trace, else in the dict
+def test_a_nullary_relation_has_one_row_to_count(few, small, monkeypatch):
     monkeypatch.setattr(ledger_module, "_FEW", few)
+    monkeypatch.setattr(ledger_module, "_SMALL", small)
     ledger = CountLedger(0)
     ledger.submit(np.zeros((0, 2), dtype=np.int64), np.array([1, 1]), np.array([0, 0]), 0)
     ledger.submit(np.zeros((0, 1), dtype=np.int64), np.array([-2]), np.array([1]), 1)
