@@ -7,8 +7,9 @@ whole history on every commit. `ChangeCapture` keeps the batches received
 since it was last drained apart: `drain(until)` consolidates just those with
 times before `until`, so a commit costs what changed, not what exists, and
 hands the consolidated batch -- already in arranged order -- to the history
-(for `read` and `change_log`), so nothing is sorted twice. It hands out
-columns; the session decodes them only when asked (compiler.results).
+(for `read` and `change_log`), so nothing is sorted twice; a small one waits
+with the next ones to be arranged together, as the capture's batches do. It
+hands out columns; the session decodes them only when asked (compiler.results).
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from runtime import Capture
 from runtime.batch import Batch
 from runtime.operators.capture import CaptureOp
 from runtime.trace import ArrangedBatch
+
+
+_ARRANGED_AT = 4096  # a drained batch of this many rows goes into the history's trace at once
 
 
 class _ChangeCaptureOp(CaptureOp):
@@ -40,13 +44,24 @@ class ChangeCapture(Capture):
             return None
         op = self.op
         batch = Batch.concat(recent)
-        due = batch.time[0] < until
-        all_due = bool(due.all())
+        times = batch.time[0]
+        # (A commit's few rows: compared in Python, cheaper than numpy's calls on them.)
+        all_due = max(times.tolist(), default=until - 1) < until if len(times) <= 64 else bool((times < until).all())
+        due = None if all_due else times < until
         op.recent = [] if all_due else [batch.take(~due)]
-        history_is_recent = all_due and len(op.unarranged) == len(recent) and all(a is b for a, b in zip(op.unarranged, recent))
+        tail = len(op.unarranged) - len(recent)  # where the history's unarranged batches are these
+        history_is_recent = all_due and tail >= 0 and all(a is b for a, b in zip(op.unarranged[tail:], recent))
         batch = (batch if all_due else batch.take(due)).consolidate()
-        if history_is_recent:  # the consolidated batch is in arranged order: the history takes it as it is
-            op.unarranged, op.unarranged_rows = [], 0
-            if len(batch):
+        if history_is_recent:
+            # The history's last unarranged batches are these: they wait, consolidated, to be
+            # arranged with the next ones; many rows go in now, in the arranged order they
+            # have (a bulk answer is not sorted a second time when it is read).
+            if len(batch) >= _ARRANGED_AT:
+                del op.unarranged[tail:]
+                op.arrange()  # (what came before it first)
+                op.unarranged, op.unarranged_rows = [], 0
                 op.trace.insert(ArrangedBatch(batch.data, batch.data[:0], batch.time, batch.diff))
+            else:
+                op.unarranged[tail:] = [batch] if len(batch) else []
+                op.unarranged_rows += len(batch) - sum(len(b) for b in recent)
         return batch if len(batch) else None
