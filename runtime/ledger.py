@@ -10,8 +10,8 @@ rows: for every row it removes, the count accumulated in time order over everyth
 submitted, this submission included, stays >= 0 at every time. A failed check raises
 `NegativeCount` and records nothing, so the caller can refuse the whole submission.
 
-A ledger of few rows (up to _SMALL) keeps them in a dict instead, each row's updates as a
-short list, and checks a removal in Python: a single update's check is then a few dict
+A ledger of few rows (up to _SMALL) keeps them in a dict instead, each row's updates in a
+short tuple, and checks a removal in Python: a single update's check is then a few dict
 operations instead of a trace lookup. Past _SMALL rows it moves them into the trace for good.
 In the trace, submissions are kept as they are, unarranged, until many have piled up (or a
 large removal needs them arranged), so a bulk load that is never changed costs memory only.
@@ -30,8 +30,9 @@ from runtime.trace import ArrangedBatch, Trace
 
 _PILE = 64  # unarranged submissions kept before they are arranged anyway
 _FEW = 32  # submissions of at most this many rows are checked row by row in Python
-_SMALL = 1 << 16  # rows a ledger keeps in a dict before it moves them into its trace
-_SHORT = 8  # a row's list of updates in the dict is compacted when longer than this
+_SMALL = 1 << 14  # rows a ledger keeps in a dict before it moves them into its trace (a bulk load past it
+# stays columns: making each row a Python tuple costs about a microsecond)
+_SHORT = 8  # a row's updates in the dict are compacted when more than this
 
 
 class NegativeCount(Exception):
@@ -51,8 +52,10 @@ class CountLedger:
         self.recent: dict[tuple, list[tuple[int, int]]] = {}  # the unarranged rows of small submissions: (time, diff)s
         self.unlisted = False  # some unarranged submission is too large to be in `recent`
         self.open_time = 0  # the least time a later submission may use, as the last one said
-        # While the rows are few: every row's (time, diff) updates (None once in the trace).
-        self.small: dict[tuple, list[tuple[int, int]]] | None = {}
+        # While the rows are few: every row's updates as one flat tuple (time, diff, time,
+        # diff, ...): tuples of ints, which the garbage collector stops tracking, where lists
+        # would add a tracked object per row to every full collection (None once in the trace).
+        self.small: dict[tuple, tuple[int, ...]] | None = {}
 
     def submit(self, data: np.ndarray, diff: np.ndarray, time: np.ndarray, open_time: int) -> None:
         """Record the updates (data (arity, n), diff (n,), time (n,)), all at times >=
@@ -91,33 +94,24 @@ class CountLedger:
         times, diffs = time.tolist(), diff.tolist()
         small = self.small
         if min(diffs, default=0) < 0:
-            history = {row: list(small.get(row, ())) for row, d in zip(rows, diffs) if d < 0}
+            history = {row: _pairs(small.get(row, ())) for row, d in zip(rows, diffs) if d < 0}
             for row, t, d in zip(rows, times, diffs):
                 if row in history:
                     history[row].append((t, d))
             _check(history)
         for row, t, d in zip(rows, times, diffs):
-            changes = small.get(row)
-            if changes is None:
-                small[row] = [(t, d)]
-                continue
-            changes.append((t, d))
-            if len(changes) > _SHORT:
-                self._compact(row, changes, open_time)
-
-    def _compact(self, row: tuple, changes: list, open_time: int) -> None:
-        """A row's updates before the open time summed into one (no later update can come
-        before any of them), the row forgotten when nothing is left."""
-        past = sum(d for t, d in changes if t < open_time)
-        later = [(t, d) for t, d in changes if t >= open_time]
-        changes[:] = ([(open_time - 1, past)] if past else []) + later
-        if not changes:
-            del self.small[row]
+            changes = small.get(row, ()) + (t, d)
+            if len(changes) > 2 * _SHORT:
+                changes = _compacted(changes, open_time)
+            if changes:
+                small[row] = changes
+            else:  # nothing left to remember
+                small.pop(row, None)
 
     def _move_to_trace(self) -> None:
         """From the dict into the trace, for good: the rows have become too many."""
         small, self.small = self.small, None
-        updates = [(row, t, d) for row, changes in small.items() for t, d in changes]
+        updates = [(row, t, d) for row, changes in small.items() for t, d in _pairs(changes)]
         if updates:
             arity = self.trace.key_arity
             data = np.array([row for row, _, _ in updates], dtype=INT).reshape(len(updates), arity).T.copy()
@@ -184,6 +178,20 @@ class CountLedger:
         if len(bad):
             i = bad[np.argmin(times[bad])]  # the earliest time a count goes negative
             raise NegativeCount(rows[:, representative[row_id[i]]], int(times[i]), int(count[i]))
+
+
+def _compacted(changes: tuple, open_time: int) -> tuple:
+    """A row's flat updates with those before the open time summed into one (no later update
+    can come before any of them)."""
+    pairs = _pairs(changes)
+    past = sum(d for t, d in pairs if t < open_time)
+    kept = ([(open_time - 1, past)] if past else []) + [(t, d) for t, d in pairs if t >= open_time]
+    return tuple(x for pair in kept for x in pair)
+
+
+def _pairs(changes: tuple) -> list[tuple[int, int]]:
+    """A flat (time, diff, time, diff, ...) tuple as a list of (time, diff) pairs."""
+    return list(zip(changes[::2], changes[1::2]))
 
 
 def _check(history: dict[tuple, list[tuple[int, int]]]) -> None:
