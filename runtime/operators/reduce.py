@@ -232,7 +232,9 @@ class ReduceOp(Operator):
         due = self._due_files(frontier)
         kept_key = _joined([self.pending_key] + [k for k, _ in due], self.pending_key)
         kept_time = _joined([self.pending_time] + [t for _, t in due], self.pending_time)
-        key, time, kept_key, kept_time = kernels.ready_work(key, time, kept_key, kept_time, frontier.columns())
+        if kept_key.shape[1] or len(received) > 1:
+            key, time, kept_key, kept_time = kernels.ready_work(key, time, kept_key, kept_time, frontier.columns())
+        # (else one arranged batch: in (key, time) order already)
         if not key.shape[1]:
             self._keep(kept_key, kept_time)
             return

@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from runtime.jit import helper, inlined, kernel
-from runtime.kernels import I, M, V, grown_block, grown_row, nt, same_columns, sort_rows
+from runtime.kernels import I, M, V, grown_block, grown_row, lex_order, nt, same_columns
 from runtime.trace.kernels import C, _key_equal, _seek
 
 B = nt.Array(nt.boolean, 1, "A")
@@ -364,25 +364,6 @@ def _order_by_xy(el, size, order):
             order[i] = src[i]
 
 
-@helper
-def _pairs_sorted(key, time):
-    """The columns of (key, time) are in (key, time) order."""
-    for i in range(1, key.shape[1]):
-        order = 0  # column i against column i - 1: -1 before, 1 after, 0 equal so far
-        for c in range(key.shape[0]):
-            if key[c, i] != key[c, i - 1]:
-                order = 1 if key[c, i] > key[c, i - 1] else -1
-                break
-        if order == 0:
-            for c in range(time.shape[0]):
-                if time[c, i] != time[c, i - 1]:
-                    order = 1 if time[c, i] > time[c, i - 1] else -1
-                    break
-        if order < 0:
-            return False
-    return True
-
-
 @kernel(M, M, M, M, M)
 def ready_work(key, time, pend_key, pend_time, frontier):
     """The (key, time) pairs a run of distinct visits, and the work it keeps for later.
@@ -391,7 +372,9 @@ def ready_work(key, time, pend_key, pend_time, frontier):
     more arranged batches one after the other); `pend_key`/`pend_time` the work kept
     from earlier runs, in any order. Kept pairs in advance of `frontier` stay kept; the
     others join the visited pairs. Returns the visited pairs sorted by key then time,
-    and the pairs still kept: one call for what took a dozen numpy calls a run.
+    and the pairs still kept: one call for what took a dozen numpy calls a run. (The
+    caller skips it when nothing is kept and one arranged batch came: a first run
+    compiles it only for a program that keeps work.)
     """
     k, d = key.shape[0], time.shape[0]
     n, m = key.shape[1], pend_key.shape[1]
@@ -411,31 +394,31 @@ def ready_work(key, time, pend_key, pend_time, frontier):
             for c in range(d):
                 rest_time[c, r] = pend_time[c, i]
             r += 1
-    if nready == 0 and _pairs_sorted(key, time):  # one arranged batch, nothing kept is due
-        return key, time, rest_key, rest_time
-    rows = np.empty((k + d, n + nready), np.int64)  # key and time stacked: what sort_rows compares
+    all_key = np.empty((k, n + nready), np.int64)
+    all_time = np.empty((d, n + nready), np.int64)
     for j in range(n):
         for c in range(k):
-            rows[c, j] = key[c, j]
+            all_key[c, j] = key[c, j]
         for c in range(d):
-            rows[k + c, j] = time[c, j]
+            all_time[c, j] = time[c, j]
     w = n
     for i in range(m):
         if ready[i]:
             for c in range(k):
-                rows[c, w] = pend_key[c, i]
+                all_key[c, w] = pend_key[c, i]
             for c in range(d):
-                rows[k + c, w] = pend_time[c, i]
+                all_time[c, w] = pend_time[c, i]
             w += 1
-    order = sort_rows(rows[0], rows[1:])
+    # lex_order, which arranging compiles anyway (sort_rows would compile seconds more).
+    order = lex_order(all_key[0] if k else all_time[0], all_key, all_time)
     work_key = np.empty((k, n + nready), np.int64)
     work_time = np.empty((d, n + nready), np.int64)
     for j in range(n + nready):
         i = order[j]
         for c in range(k):
-            work_key[c, j] = rows[c, i]
+            work_key[c, j] = all_key[c, i]
         for c in range(d):
-            work_time[c, j] = rows[k + c, i]
+            work_time[c, j] = all_time[c, i]
     return work_key, work_time, rest_key, rest_time
 
 
