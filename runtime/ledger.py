@@ -182,10 +182,15 @@ class CountLedger:
 
 def _compacted(changes: tuple, open_time: int) -> tuple:
     """A row's flat updates with those before the open time summed into one (no later update
-    can come before any of them)."""
-    pairs = _pairs(changes)
-    past = sum(d for t, d in pairs if t < open_time)
-    kept = ([(open_time - 1, past)] if past else []) + [(t, d) for t, d in pairs if t >= open_time]
+    can come before any of them) and the later ones summed per time (a time's updates count
+    together)."""
+    past, later = 0, {}
+    for t, d in _pairs(changes):
+        if t < open_time:
+            past += d
+        else:
+            later[t] = later.get(t, 0) + d
+    kept = ([(open_time - 1, past)] if past else []) + [(t, d) for t, d in sorted(later.items()) if d]
     return tuple(x for pair in kept for x in pair)
 
 
