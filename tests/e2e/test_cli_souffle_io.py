@@ -48,6 +48,15 @@ def write(path, text: str):
     return path
 
 
+def fact_files(tmp_path, files: dict[str, str]):
+    """A directory `facts` holding the given files (name: text), for -F."""
+    directory = tmp_path / "facts"
+    directory.mkdir()
+    for name, text in files.items():
+        write(directory / name, text)
+    return directory
+
+
 # ---- which relations take a table -------------------------------------------------------------
 
 
@@ -147,9 +156,7 @@ def test_input_and_output_options_are_honoured(tmp_path, capsys):
 shown(i, s) :- name(i, s).
 count_of(n) :- n = count : name(_, _).
 """)
-    facts = tmp_path / "facts"
-    facts.mkdir()
-    write(facts / "names.csv", "s,id\nx,1\n,2\n")  # by the header's names, in another order
+    facts = fact_files(tmp_path, {"names.csv": "s,id\nx,1\n,2\n"})  # by the header's names, in another order
     out_dir = tmp_path / "out"
     code, out, err = deltalog(capsys, "run", program, "-F", facts, "-D", out_dir, "--format", "csv")
     assert (code, err) == (0, "")
@@ -267,9 +274,7 @@ def test_a_delimiter_of_several_characters_reads_and_writes_as_souffle_does(tmp_
 .output f(delimiter="::")
 f(a, s) :- e(a, s).
 """)
-    facts = tmp_path / "facts"
-    facts.mkdir()
-    write(facts / "e.facts", "1, x\n2, y z\n")
+    facts = fact_files(tmp_path, {"e.facts": "1, x\n2, y z\n"})
     out_dir = tmp_path / "out"
     code, _, err = deltalog(capsys, "run", program, "-F", facts, "-D", out_dir)
     assert (code, err) == (0, "")
@@ -288,11 +293,9 @@ def test_rfc4180_reads_and_writes_quoted_csv_as_souffle_does(tmp_path, capsys):
 .output f(rfc4180=true)
 f(s, n, p) :- e(s, n, p).
 """)
-    facts = tmp_path / "facts"
-    facts.mkdir()
     # A quoted field holds the delimiter, a line break and a quote written twice; the record's
     # own symbol is quoted in Soufflé's text (backslash escapes) inside the CSV field.
-    write(facts / "e.facts", 'plain,1,"[x, 2]"\n"a,b",2,"[""y,z"", 3]"\n"two\nlines ""q""",3,"[""\\"""", 4]"\n')
+    facts = fact_files(tmp_path, {"e.facts": 'plain,1,"[x, 2]"\n"a,b",2,"[""y,z"", 3]"\n"two\nlines ""q""",3,"[""\\"""", 4]"\n'})
     out_dir = tmp_path / "out"
     code, _, err = deltalog(capsys, "run", program, "-F", facts, "-D", out_dir)
     assert (code, err) == (0, "")
@@ -356,9 +359,7 @@ def test_records_and_adts_are_read_and_written_in_souffles_text_and_as_parquet_s
     import pyarrow.parquet as pq
 
     program = write(tmp_path / "p.dl", RECORDS)
-    facts = tmp_path / "facts"
-    facts.mkdir()
-    write(facts / "given.facts", "[1, [2, nil]]\t$Add($Num(1), $Num(2))\n[3,nil]\t$Num(4)\n")
+    facts = fact_files(tmp_path, {"given.facts": "[1, [2, nil]]\t$Add($Num(1), $Num(2))\n[3,nil]\t$Num(4)\n"})
     out = tmp_path / "out"
     code, printed, err = deltalog(capsys, "run", program, "--facts-dir", facts, "--output-dir", out, "--reader", "arrow")
     assert (code, err) == (0, "")
