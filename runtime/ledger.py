@@ -94,11 +94,7 @@ class CountLedger:
         times, diffs = time.tolist(), diff.tolist()
         small = self.small
         if min(diffs, default=0) < 0:
-            history = {row: _pairs(small.get(row, ())) for row, d in zip(rows, diffs) if d < 0}
-            for row, t, d in zip(rows, times, diffs):
-                if row in history:
-                    history[row].append((t, d))
-            _check(history)
+            _check({row: _pairs(small.get(row, ())) for row, d in zip(rows, diffs) if d < 0}, rows, times, diffs)
         for row, t, d in zip(rows, times, diffs):
             changes = small.get(row, ()) + (t, d)
             if len(changes) > 2 * _SHORT:
@@ -143,10 +139,7 @@ class CountLedger:
             past = self.trace.lookup(np.array(removed, dtype=INT).reshape(len(removed), self.trace.key_arity).T)
             for owner, t, d in zip(past.owner.tolist(), past.time[0].tolist(), past.diff.tolist()):
                 history[removed[owner]].append((t, d))
-        for row, t, d in zip(rows, times, diffs):
-            if row in history:
-                history[row].append((t, d))
-        _check(history)
+        _check(history, rows, times, diffs)
 
     def _check_many(self, data, diff, time) -> None:
         """The check over arrays, with every submission before this one in the trace."""
@@ -199,9 +192,13 @@ def _pairs(changes: tuple) -> list[tuple[int, int]]:
     return list(zip(changes[::2], changes[1::2]))
 
 
-def _check(history: dict[tuple, list[tuple[int, int]]]) -> None:
-    """NegativeCount for the earliest time some row's count, its (time, diff) updates summed
-    in time order (a time's together), is below zero."""
+def _check(history: dict[tuple, list[tuple[int, int]]], rows: list[tuple], times: list[int], diffs: list[int]) -> None:
+    """NegativeCount for the earliest time some removed row's count is below zero: its
+    updates so far (`history`: (time, diff)s) and this submission's, summed in time order (a
+    time's together)."""
+    for row, t, d in zip(rows, times, diffs):
+        if row in history:
+            history[row].append((t, d))
     worst = None  # (time, row, count) of the earliest negative count
     for row, changes in history.items():
         changes.sort()
