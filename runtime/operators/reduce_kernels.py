@@ -314,6 +314,30 @@ _LAST = np.iinfo(np.int64).max
 
 
 @inlined
+def _advanced(t, since, c, single):
+    """Coordinate c of a time, advanced by `since` (per coordinate: the least over since's
+    elements of max(t, f)); `single`: since has one element."""
+    if single:
+        return max(t, since[c, 0])
+    if not since.shape[1]:
+        return t
+    best = max(t, since[c, 0])
+    for f in range(1, since.shape[1]):
+        best = min(best, max(t, since[c, f]))
+    return best
+
+
+@helper
+def _put_pair(to_key, to_time, n, key, p, x, y):
+    """Column n of (to_key, to_time): column p of `key`, and the time (x, y) (x alone at depth 1)."""
+    for c in range(key.shape[0]):
+        to_key[c, n] = key[c, p]
+    to_time[0, n] = x
+    if to_time.shape[0] == 2:
+        to_time[1, n] = y
+
+
+@inlined
 def _in_advance(frontier, x, y):
     """(x, y) is in advance of the frontier (some element is <= it)."""
     for f in range(frontier.shape[1]):
@@ -500,7 +524,9 @@ def distinct_fused(key, time, kept_key, kept_time, in_store, in_fence, in_ends, 
     of its new times with the history), the least of those in advance of `frontier`
     set aside as later work (every other later time is at or after one of them, so
     the join-closure from those brings it back), and at the rest, in lexicographic order, the correction
-    `[I(t) > 0] - O(t) - earlier corrections at or before t`. A key whose times
+    `[I(t) > 0] - O(t) - earlier corrections at or before t`. A key with one new time
+    and no history after it (most keys of a first load's rounds) needs no sort: its
+    history is summed as it is read. A key whose times
     form a chain (the common case: one epoch's iterations, or history compacted
     into the current epoch) is one sweep; the elements of the others are set
     aside for `distinct_general`.
@@ -587,6 +613,44 @@ def distinct_fused(key, time, kept_key, kept_time, in_store, in_fence, in_ends, 
             stop[s] = e
             cur[s] = e
             size += e - j
+        if q - p == 1:
+            # One new time t, and (checked on the way) every time of the history at or before
+            # it: the join-closure is t alone, and the correction there is [I(t) > 0] - O(t)
+            # with I and O the sums of the whole history (most keys of a first load's rounds).
+            x = time[0, p]
+            y = time[1, p] if d == 2 else 0
+            below = True
+            acc_in = 0
+            acc_out = 0
+            for s in range(segments):
+                inside = s < n_in
+                store = in_store if inside else out_store
+                for j in range(first[s], stop[s]):
+                    if _advanced(store[k, j], since, 0, single) > x or (d == 2 and _advanced(store[k + 1, j], since, 1, single) > y):
+                        below = False
+                        break
+                    if inside:
+                        acc_in += store[k + d, j]
+                    else:
+                        acc_out += store[k + d, j]
+                if not below:
+                    break
+            if below:
+                if n_later + 1 > later_t.shape[1]:
+                    later_k, later_t = grown_block(later_k, n_later + 1), grown_block(later_t, n_later + 1)
+                if n_out + 1 > out_d.shape[0]:
+                    out_k, out_t, out_d = grown_block(out_k, n_out + 1), grown_block(out_t, n_out + 1), grown_row(out_d, n_out + 1)
+                if _in_advance(frontier, x, y):
+                    _put_pair(later_k, later_t, n_later, key, p, x, y)
+                    n_later += 1
+                else:
+                    e = (1 if acc_in > 0 else 0) - acc_out
+                    if e != 0:
+                        _put_pair(out_k, out_t, n_out, key, p, x, y)
+                        out_d[n_out] = e
+                        n_out += 1
+                p = q
+                continue
         if size > el.shape[1]:
             el, order = grown_block(el, size), grown_row(order, size)
         if n_out + size > out_d.shape[0]:
@@ -605,15 +669,7 @@ def distinct_fused(key, time, kept_key, kept_time, in_store, in_fence, in_ends, 
             store = in_store if inside else out_store
             for j in range(first[s], stop[s]):
                 for c in range(d):
-                    t = store[k + c, j]
-                    if single:
-                        t = max(t, since[c, 0])
-                    elif since.shape[1]:
-                        best = max(t, since[c, 0])
-                        for f in range(1, since.shape[1]):
-                            best = min(best, max(t, since[c, f]))
-                        t = best
-                    el[c, m] = t
+                    el[c, m] = _advanced(store[k + c, j], since, c, single)
                 if d == 1:
                     el[1, m] = 0
                 el[2, m] = 1 if inside else 2
@@ -658,21 +714,13 @@ def distinct_fused(key, time, kept_key, kept_time, in_store, in_fence, in_ends, 
                 if _in_advance(frontier, x, y):
                     # The chain's times from here on are at or after this one: it alone is
                     # deferred (when it is done, their join-closure with it brings them back).
-                    for c in range(k):
-                        later_k[c, n_later] = key[c, p]
-                    later_t[0, n_later] = x
-                    if d == 2:
-                        later_t[1, n_later] = y
+                    _put_pair(later_k, later_t, n_later, key, p, x, y)
                     n_later += 1
                     break
                 e = (1 if acc_in > 0 else 0) - acc_out - acc_e
                 if e != 0:
                     acc_e += e
-                    for c in range(k):
-                        out_k[c, n_out] = key[c, p]
-                    out_t[0, n_out] = x
-                    if d == 2:
-                        out_t[1, n_out] = y
+                    _put_pair(out_k, out_t, n_out, key, p, x, y)
                     out_d[n_out] = e
                     n_out += 1
             p = q
