@@ -288,73 +288,78 @@ def _time_less(block, a, b, t0, t1):
 
 
 @kernel(C, I, I, I, I, M, C)
-def merge_segments(store, a, b, c, kv, since, out):
-    """Merge the segments store[:, a:b] and store[:, b:c] into out[:, :m] and return m.
+def merge_segments(store, a, b, c, kv, since, spare):
+    """Merge the segments store[:, a:b] and store[:, b:c] into store[:, a:a + m], in
+    place, and return m; spare[:, :c - b] holds a copy of the newer segment meanwhile.
 
     The result is sorted by (key and value: the first kv rows, time) and
     consolidated, with every time advanced by `since` under the product order
     (per coordinate, the least over since's elements of max(t, f)). Advancing
-    keeps the (key, value) order, so this is one linear merge; where it put two
-    updates of one (key, value) next to each other, a second pass sorts each
-    such run's times and sums equal ones, and updates summing to zero go.
+    keeps the (key, value) order, so this is one linear merge, written from the
+    top down: the newer segment is copied aside, and every row taken lands at or
+    after the older segment's unread rows, so nothing unread is overwritten and no
+    block the size of the store is needed (nor the fresh pages one would fault in).
+    Where it put two updates of one (key, value) next to each other, a second pass
+    sorts each such run's times and sums equal ones, and updates summing to zero go.
     """
     width = store.shape[0]
     dr = width - 1
     nf = since.shape[1]
-    i = a
-    j = b
-    m = 0
-    first_run = -1
-    run_start = 0
+    newer = c - b
+    for r in range(width):
+        for j in range(newer):
+            spare[r, j] = store[r, b + j]
+    i = b - 1  # the older segment's next row, from the top
+    j = newer - 1  # the newer's (in spare)
+    w = c - 1  # where the next row taken lands
+    lowest = c  # the lowest row of two updates of one (key, value) that may need consolidating
     last_side = -1
     last_moved = False
-    while i < b or j < c:
-        if j >= c:
+    while w >= a:
+        if j < 0:
             side = 0
-        elif i >= b:
+        elif i < a:
             side = 1
         else:
-            side = 0
+            side = 1  # equal (key, value)s: the newer lands above
             for x in range(kv):
                 p = store[x, i]
-                q = store[x, j]
+                q = spare[x, j]
                 if p != q:
-                    side = 0 if p < q else 1
+                    side = 0 if p > q else 1
                     break
         if side == 0:
-            r = i
-            i += 1
+            if w != i:
+                for x in range(width):
+                    store[x, w] = store[x, i]
+            i -= 1
         else:
-            r = j
-            j += 1
-        for x in range(kv):
-            out[x, m] = store[x, r]
+            for x in range(width):
+                store[x, w] = spare[x, j]
+            j -= 1
         moved = False
-        for x in range(kv, dr):
-            t = store[x, r]
-            if nf:
+        if nf:
+            for x in range(kv, dr):
+                t = store[x, w]
                 best = max(t, since[x - kv, 0])
                 for f in range(1, nf):
                     best = min(best, max(t, since[x - kv, f]))
                 if best != t:
+                    store[x, w] = best
                     moved = True
-                t = best
-            out[x, m] = t
-        out[dr, m] = store[dr, r]
         # Two updates of one (key, value) next to each other need consolidating when they
         # come from different segments or advancing moved a time (they may now be equal
         # or out of order); within one segment, unmoved, they are sorted and distinct.
-        if first_run < 0:
-            if m == 0 or not _rows_equal(out, m, m - 1, kv):
-                run_start = m
-            elif side != last_side or moved or last_moved:
-                first_run = run_start
+        if w < c - 1 and (side != last_side or moved or last_moved) and _rows_equal(store, w, w + 1, kv):
+            lowest = w
         last_side = side
         last_moved = moved
-        m += 1
-    if first_run >= 0:
-        m = _consolidate_runs(out, first_run, m, kv)
-    return m
+        w -= 1
+    if lowest == c:
+        return c - a
+    while lowest > a and _rows_equal(store, lowest - 1, lowest, kv):
+        lowest -= 1
+    return _consolidate_runs(store, lowest, c, kv) - a
 
 
 @kernel(C, C, V, I, I, M, C, M, M, M, V)
@@ -363,15 +368,13 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff):
 
     The batch (key, val, time, diff columns) is copied in after the `count`
     segments whose ends are ends[:count]; then, while the last segment is at
-    least 1/MERGE_RATIO the size of the one before it, the two merge (`merge_segments`,
-    into `spare`, copied back). A merge that would start at position 0 rewrites
-    the whole block: it is left to the caller (who merges into a block the
-    store's size and swaps the two), and the count is returned negated. The
-    fences of every rewritten position are written again. Returns the number of
-    segments, or NO_ROOM, having done nothing, when the store, `spare` (the used size
-    past the first segment), `ends` or `fence` is too small: the caller grows them
-    and calls again. (Checked here: the checks cost more in Python than the copy
-    of a small batch.)
+    least 1/MERGE_RATIO the size of the one before it, the two merge in place
+    (`merge_segments`, the newer copied aside into `spare`). The fences of every
+    rewritten position are written again. Returns the number of segments, or
+    NO_ROOM, having done nothing, when the store, `spare` (the used size past the
+    first segment: the most a merge's newer segment can hold), `ends` or `fence` is
+    too small: the caller grows them and calls again. (Checked here: the checks
+    cost more in Python than the copy of a small batch.)
     """
     k = key.shape[0]
     v = val.shape[0]
@@ -399,19 +402,13 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff):
         c = ends[count - 1]
         if b - a > MERGE_RATIO * (c - b):
             break
-        if a == 0:
-            count = -count
-            break
         m = merge_segments(store, a, b, c, kv, since, spare)
-        for r in range(store.shape[0]):
-            for j in range(m):
-                store[r, a + j] = spare[r, j]
         count -= 1
         ends[count - 1] = a + m
         if m == 0:
             count -= 1
         changed = a
-    used = ends[abs(count) - 1] if count else 0
+    used = ends[count - 1] if count else 0
     first = (changed + FENCE - 1) >> FENCE_SHIFT
     for q in range(first, (used + FENCE - 1) >> FENCE_SHIFT):
         for c in range(k):

@@ -8,7 +8,7 @@ new last segment; then, while the last segment is at least a quarter of the size
 of the one before it (MERGE_RATIO), the two merge (runtime.trace.kernels.merge_segments). This
 keeps O(log n) segments and amortised O(log n) merge work per update, and
 since the last segment is the one that grows, a merge rewrites only the tail
-of the block. A merge applies logical compaction: every time is advanced by
+of the block, in place (a spare block holds the newer segment meanwhile). A merge applies logical compaction: every time is advanced by
 `since`, the meet of the frontiers of the trace's readers, and identical
 updates are consolidated, so updates that cancel once their times are
 indistinguishable disappear. A lookup searches every segment in one call,
@@ -64,7 +64,7 @@ class Trace:
         self.store = np.empty((self.width, 0), np.int64)
         self._ends = np.zeros(64, np.int64)  # segment ends in the store, in order: the first _count
         self._count = 0
-        self._spare = np.empty((self.width, 0), np.int64)  # where merges write
+        self._spare = np.empty((self.width, 0), np.int64)  # where a merge keeps the newer segment
         self.fence = np.empty((key_arity, 0), np.int64)  # fence[:, q]: the key at position q * FENCE
         self.handles: list[TraceHandle] = []
         self._since = Antichain(lattice, [lattice.minimum()])
@@ -146,12 +146,7 @@ class Trace:
             first = int(self._ends[0]) if self._count else end + n
             if self._spare.shape[1] < end + n - first:  # room for any merge above the first segment
                 self._spare = np.empty((self.width, max(end + n - first, self._spare.shape[1] * 2)), np.int64)
-        if count < 0:  # a merge from the bottom is due: it rewrites the whole store
-            self._count = -count
-            self._merge_last(0, int(self._ends[self._count - 2]), int(self._ends[self._count - 1]))
-            self._refence(0)
-        else:
-            self._count = count
+        self._count = count
 
     def _insert_general(self, batch: ArrangedBatch, end: int) -> None:
         """insert for lattices whose compaction is not per coordinate (AltNeu)."""
@@ -173,7 +168,7 @@ class Trace:
             used = len(self)
             grown[:, :used] = self.store[:, :used]
             if self.store.shape[1] > self._spare.shape[1]:
-                self._spare = self.store  # tail merges write somewhere: reuse memory already touched
+                self._spare = self.store  # merges copy their newer segment somewhere: reuse memory already touched
             self.store = grown
         fences = (size + FENCE - 1) // FENCE
         if self.fence.shape[1] < fences:
@@ -205,20 +200,15 @@ class Trace:
 
     def _merge_last(self, a: int, b: int, c: int) -> None:
         """Merge the last two segments [a, b) and [b, c) into one at [a, a + m)."""
-        # A merge from the bottom writes the whole used store: its output becomes the store,
-        # so it gets the store's capacity (else the next insert would have to grow it again).
-        need = self.store.shape[1] if a == 0 else c - a
+        product = self.lattice.is_product
+        need = c - b if product else c - a
         if self._spare.shape[1] < need:
             self._spare = np.empty((self.width, need), np.int64)
-        out = self._spare
-        if self.lattice.is_product:
-            m = merge_segments(self.store, a, b, c, self.key_arity + self.val_arity, self.since.columns(), out)
+        if product:
+            m = merge_segments(self.store, a, b, c, self.key_arity + self.val_arity, self.since.columns(), self._spare)
         else:
-            m = self._merge_general(a, c, out)
-        if a == 0:  # the merge rewrote the whole store: swap instead of copying back
-            self.store, self._spare = out, self.store
-        else:
-            self.store[:, a : a + m] = out[:, :m]
+            m = self._merge_general(a, c, self._spare)
+            self.store[:, a : a + m] = self._spare[:, :m]
         self._count -= 1 if m else 2
         if m:
             self._ends[self._count - 1] = a + m

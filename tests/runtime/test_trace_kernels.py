@@ -81,12 +81,13 @@ def test_merge_segments_equals_arranging_the_advanced_concatenation(data):
     store = np.ascontiguousarray(np.hstack([np.full((k + v + d + 1, lead), 9)] + halves))
     a, b, c = lead, lead + halves[0].shape[1], store.shape[1]
     since = data.draw(arrays(np.int64, (d, data.draw(st.integers(0, 2))), elements=st.integers(0, 3)))
-    out = np.full((store.shape[0], c - a + 1), -7)
-    m = merge_segments(store, a, b, c, k + v, since, out)
-    both = store[:, a:c]
+    both = store[:, a:c].copy()
+    spare = np.full((store.shape[0], c - b), -7)  # exactly the newer segment's size
+    m = merge_segments(store, a, b, c, k + v, since, spare)
     time = np.maximum(both[k + v : -1, :, None], since[:, None, :]).min(axis=2) if since.shape[1] else both[k + v : -1]
     want = ArrangedBatch.build(both[:k], both[k : k + v], time, both[-1])
-    assert out[:, :m].tolist() == np.vstack([want.key, want.val, want.time, want.diff[None]]).tolist()
+    assert store[:, a : a + m].tolist() == np.vstack([want.key, want.val, want.time, want.diff[None]]).tolist()
+    assert (store[:, :a] == 9).all()  # the rows before the segments are left alone
 
 
 @settings(max_examples=150, deadline=None)
@@ -147,8 +148,8 @@ def test_settle_asks_for_room_and_changes_nothing_when_an_array_is_too_small():
     assert settle(store, spare, ends, 1, 1, since, fence, *args) == NO_ROOM
     store, spare, ends, fence = arrays(capacity=8, spare=8, ends=4, fences=1)
     count = settle(store, spare, ends, 1, 1, since, fence, *args)
-    assert count == -2  # both segments in place; their merge rewrites the store from the bottom: the caller's
-    assert store[:, 2].tolist() == [3, 0, 1, 1] and ends[:2].tolist() == [2, 3]
+    assert count == 1  # copied in, then merged with the segment before it, from the bottom of the store
+    assert store[:, :3].tolist() == [[1, 2, 3], [0, 0, 0], [0, 0, 1], [1, 1, 1]] and ends[0] == 3
 
 
 @settings(max_examples=300, deadline=None)
