@@ -164,7 +164,10 @@ class Trace:
     def _reserve(self, size: int) -> None:
         """Room for `size` updates in the store, for their fences, and for one more segment."""
         if size > self.store.shape[1]:
-            grown = np.empty((self.width, max(size, 2 * self.store.shape[1], 16)), np.int64)
+            # Four times the room: pages of the block not yet written are not resident, and each
+            # growth copies the store into fresh pages (faulted in one by one), so growing less
+            # often copies less (tc-2k batch: wall -6%, peak RSS 1.70-1.94 -> 1.54-1.57 GB).
+            grown = np.empty((self.width, max(size, 4 * self.store.shape[1], 16)), np.int64)
             used = len(self)
             grown[:, :used] = self.store[:, :used]
             if self.store.shape[1] > self._spare.shape[1]:
