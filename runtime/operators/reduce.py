@@ -232,13 +232,16 @@ class ReduceOp(Operator):
         due = self._due_files(frontier)
         kept_key = _joined([self.pending_key] + [k for k, _ in due], self.pending_key)
         kept_time = _joined([self.pending_time] + [t for _, t in due], self.pending_time)
-        if kept_key.shape[1] or len(received) > 1:
+        # One arranged batch is in (key, time) order already; the kept pairs now due join it
+        # in the kernel. Several batches, or a large run (split in two halves), are sorted first.
+        sort = kept_key.shape[1] > 0
+        if len(received) > 1 or (sort and split_point(key) is not None):
             key, time, kept_key, kept_time = kernels.ready_work(key, time, kept_key, kept_time, frontier.columns())
-        # (else one arranged batch: in (key, time) order already)
-        if not key.shape[1]:
+            sort = False
+        if not key.shape[1] and not sort:
             self._keep(kept_key, kept_time)
             return
-        out_key, out_t, out_d, kept_key, kept_time = self._distinct(key, time, kept_key, kept_time, self.in_handle.frontier.columns(), frontier.columns())
+        out_key, out_t, out_d, kept_key, kept_time = self._distinct(key, time, kept_key, kept_time, sort, self.in_handle.frontier.columns(), frontier.columns())
         self._keep(kept_key, kept_time)
         if len(out_d):
             # Keys come in order and each key's corrections in time order: already arranged.
@@ -336,13 +339,13 @@ class ReduceOp(Operator):
         out_v = res_v[:, first][:, out_vid]
         self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d))
 
-    def _distinct(self, key, time, kept_key, kept_time, since, frontier):
-        """kernels.distinct over the sorted (key, time) pairs, the kept pairs carried along;
-        a large input in two halves at once."""
+    def _distinct(self, key, time, kept_key, kept_time, sort, since, frontier):
+        """kernels.distinct over the sorted (key, time) pairs, the kept pairs carried along
+        (`sort`: those due are joined in first); a large input in two halves at once."""
         traces = (self.in_trace.parts(), self.out_trace.parts(), since, frontier)
-        cut = split_point(key)
+        cut = None if sort else split_point(key)
         if cut is None:
-            return kernels.distinct(key, time, kept_key, kept_time, *traces)
+            return kernels.distinct(key, time, kept_key, kept_time, *traces, sort=sort)
         low, high = both(lambda: kernels.distinct(key[:, :cut], time[:, :cut], kept_key, kept_time, *traces),
                          lambda: kernels.distinct(key[:, cut:], time[:, cut:], kept_key[:, :0], kept_time[:, :0], *traces))
         return tuple(np.concatenate([a, b], axis=a.ndim - 1) for a, b in zip(low, high))

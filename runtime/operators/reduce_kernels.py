@@ -513,12 +513,13 @@ def distinct_general(el, bounds, group, frontier, depth):
     return out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later]
 
 
-@kernel(M, M, M, M, C, C, V, C, C, V, M, M)
-def distinct_fused(key, time, kept_key, kept_time, in_store, in_fence, in_ends, out_store, out_fence, out_ends, since, frontier):
+@kernel(M, M, M, M, I, C, C, V, C, C, V, M, M)
+def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_ends, out_store, out_fence, out_ends, since, frontier):
     """Distinct's whole update for keys without values, in epoch or (epoch, iteration) time.
 
     `key` (k, n) and `time` (d <= 2, n) are the (key, time) pairs with work, sorted by
-    key; the input and output traces are read in place (their block, fences and
+    key (with `sort`, they and the kept pairs now due are sorted first: `ready_work`,
+    without a call of its own from Python); the input and output traces are read in place (their block, fences and
     segment ends), walking each segment once in key order. For each key: its
     history (times advanced by `since`), the interesting times (the join-closure
     of its new times with the history), the least of those in advance of `frontier`
@@ -534,8 +535,10 @@ def distinct_fused(key, time, kept_key, kept_time, in_store, in_fence, in_ends, 
     Returns (key, time, diff) of the corrections, sorted by key, then time; the work
     kept for later: `kept_key`/`kept_time` (pairs kept by earlier runs, not yet due)
     followed by this run's later (key, time) pairs; and the set-aside keys' elements,
-    their bounds and their positions (columns of `key`).
+    their bounds and their keys.
     """
+    if sort:
+        key, time, kept_key, kept_time = ready_work(key, time, kept_key, kept_time, frontier)
     n = key.shape[1]
     k = key.shape[0]
     d = time.shape[0]
@@ -572,7 +575,7 @@ def distinct_fused(key, time, kept_key, kept_time, in_store, in_fence, in_ends, 
             later_t[c, j] = kept_time[c, j]
     aside = np.empty((4, 16), np.int64)  # the elements of keys that are not chains, for distinct_general
     bounds_aside = np.zeros(16, np.int64)
-    general = np.empty(16, np.int64)
+    general = np.empty((k, 16), np.int64)  # the set-aside keys
     n_aside = 0
     n_general = 0
     p = 0
@@ -728,12 +731,13 @@ def distinct_fused(key, time, kept_key, kept_time, in_store, in_fence, in_ends, 
         # Not a chain: set the key's elements aside for distinct_general.
         if n_aside + size > aside.shape[1]:
             aside = grown_block(aside, n_aside + size)
-        if n_general + 2 > general.shape[0]:
-            general = grown_row(general, n_general + 2)
+        if n_general + 2 > general.shape[1]:
+            general = grown_block(general, n_general + 2)
         for r in range(size):
             for c in range(4):
                 aside[c, n_aside + r] = el[c, r]
-        general[n_general] = p
+        for c in range(k):
+            general[c, n_general] = key[c, p]
         n_general += 1
         n_aside += size
         if n_general + 1 > bounds_aside.shape[0]:
@@ -741,21 +745,23 @@ def distinct_fused(key, time, kept_key, kept_time, in_store, in_fence, in_ends, 
         bounds_aside[n_general] = n_aside
         p = q
     return (out_k[:, :n_out], out_t[:, :n_out], out_d[:n_out], later_k[:, :n_later], later_t[:, :n_later],
-            aside[:, :n_aside], bounds_aside[: n_general + 1], general[:n_general])
+            aside[:, :n_aside], bounds_aside[: n_general + 1], general[:, :n_general])
 
 
-def distinct(key, time, kept_key, kept_time, in_parts, out_parts, since, frontier):
+def distinct(key, time, kept_key, kept_time, in_parts, out_parts, since, frontier, sort=False):
     """Distinct's whole update (see distinct_fused): distinct_fused, then distinct_general for
     the keys it set aside. Returns (key, time, diff) of the corrections, sorted by key then
-    time, and the (key, time) pairs kept for later: the kept ones given, then this run's."""
+    time, and the (key, time) pairs kept for later: the kept ones given (with `sort`: those not
+    yet due), then this run's."""
     out_k, out_t, out_d, later_k, later_t, aside, bounds, general = distinct_fused(
-        key, time, kept_key, kept_time, *in_parts, *out_parts, since, frontier)
-    if not len(general):
+        key, time, kept_key, kept_time, sort, *in_parts, *out_parts, since, frontier)
+    if not general.shape[1]:
         return out_k, out_t, out_d, later_k, later_t
-    more_p, more_t, more_d, more_later_p, more_later_t = distinct_general(aside, bounds, general, frontier, time.shape[0])
-    out_k, out_t, out_d = np.concatenate([out_k, key[:, more_p]], axis=1), np.concatenate([out_t, more_t], axis=1), np.concatenate([out_d, more_d])
+    more_g, more_t, more_d, more_later_g, more_later_t = distinct_general(
+        aside, bounds, np.arange(general.shape[1]), frontier, time.shape[0])
+    out_k, out_t, out_d = np.concatenate([out_k, general[:, more_g]], axis=1), np.concatenate([out_t, more_t], axis=1), np.concatenate([out_d, more_d])
     order = np.lexsort(tuple(out_t[::-1]) + tuple(out_k[::-1]))  # keys in order again, each key's times in order
-    later_k, later_t = np.concatenate([later_k, key[:, more_later_p]], axis=1), np.concatenate([later_t, more_later_t], axis=1)
+    later_k, later_t = np.concatenate([later_k, general[:, more_later_g]], axis=1), np.concatenate([later_t, more_later_t], axis=1)
     return out_k[:, order], out_t[:, order], out_d[order], later_k, later_t
 
 

@@ -160,6 +160,44 @@ def test_distinct_equals_its_definition(data):
     assert got_later == sorted(expected_later)
 
 
+def _trace_of(rows, depth):
+    """A trace of (key, time, diff) rows, keys of one column, inserted in two parts (two segments)."""
+    trace = Trace(Lattice(("epoch", "iteration")[:depth]), 1, 0)
+    for part in (rows[: len(rows) // 2], rows[len(rows) // 2 :]):
+        if part:
+            trace.insert(ArrangedBatch.build(np.array([[g for g, _, _ in part]], np.int64), np.zeros((0, len(part)), np.int64),
+                                             np.array([t for _, t, _ in part], np.int64).T.reshape(depth, -1),
+                                             np.array([d for _, _, d in part], np.int64)))
+    return trace
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_distinct_sorting_its_work_itself_equals_ready_work_first(data):
+    """With `sort`, distinct joins the kept pairs now due to the visited ones itself (one
+    compiled call): the same corrections and the same work kept as ready_work, then distinct."""
+    depth = data.draw(st.sampled_from([1, 2]))
+    time = st.tuples(*[st.integers(0, 4)] * depth)
+    row = st.tuples(st.integers(0, 5), time, st.sampled_from([-1, 1, 2]))
+    traces = [_trace_of(data.draw(st.lists(row, max_size=12)), depth) for _ in range(2)]
+    pairs = sorted(set(data.draw(st.lists(st.tuples(st.integers(0, 5), time), max_size=8))))  # one arranged batch's
+    kept = data.draw(st.lists(st.tuples(st.integers(0, 5), time), max_size=6))  # in any order
+    frontier = sorted(set(data.draw(st.lists(time, min_size=1, max_size=2))))
+
+    def columns(items):
+        return (np.array([[g for g, _ in items]], np.int64).reshape(1, -1),
+                np.array([t for _, t in items], np.int64).T.reshape(depth, -1).copy())
+
+    key, times = columns(pairs)
+    kept_key, kept_time = columns(kept)
+    frontier_t = np.array(frontier, np.int64).T.reshape(depth, -1).copy()
+    since = np.zeros((depth, 1), np.int64)
+    parts = (traces[0].parts(), traces[1].parts(), since, frontier_t)
+    got = kernels.distinct(key, times, kept_key, kept_time, *parts, sort=True)
+    want = kernels.distinct(*kernels.ready_work(key, times, kept_key, kept_time, frontier_t), *parts)
+    assert [a.tolist() for a in got] == [b.tolist() for b in want]
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3)), min_size=0, max_size=80), st.integers(0, 5))
 def test_order_by_xy_is_a_stable_sort(points, spare):
