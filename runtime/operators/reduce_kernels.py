@@ -314,30 +314,6 @@ _LAST = np.iinfo(np.int64).max
 
 
 @inlined
-def _advanced(t, since, c, single):
-    """Coordinate c of a time, advanced by `since` (per coordinate: the least over since's
-    elements of max(t, f)); `single`: since has one element."""
-    if single:
-        return max(t, since[c, 0])
-    if not since.shape[1]:
-        return t
-    best = max(t, since[c, 0])
-    for f in range(1, since.shape[1]):
-        best = min(best, max(t, since[c, f]))
-    return best
-
-
-@helper
-def _put_pair(to_key, to_time, n, key, p, x, y):
-    """Column n of (to_key, to_time): column p of `key`, and the time (x, y) (x alone at depth 1)."""
-    for c in range(key.shape[0]):
-        to_key[c, n] = key[c, p]
-    to_time[0, n] = x
-    if to_time.shape[0] == 2:
-        to_time[1, n] = y
-
-
-@inlined
 def _in_advance(frontier, x, y):
     """(x, y) is in advance of the frontier (some element is <= it)."""
     for f in range(frontier.shape[1]):
@@ -616,44 +592,6 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
             stop[s] = e
             cur[s] = e
             size += e - j
-        if q - p == 1:
-            # One new time t, and (checked on the way) every time of the history at or before
-            # it: the join-closure is t alone, and the correction there is [I(t) > 0] - O(t)
-            # with I and O the sums of the whole history (most keys of a first load's rounds).
-            x = time[0, p]
-            y = time[1, p] if d == 2 else 0
-            below = True
-            acc_in = 0
-            acc_out = 0
-            for s in range(segments):
-                inside = s < n_in
-                store = in_store if inside else out_store
-                for j in range(first[s], stop[s]):
-                    if _advanced(store[k, j], since, 0, single) > x or (d == 2 and _advanced(store[k + 1, j], since, 1, single) > y):
-                        below = False
-                        break
-                    if inside:
-                        acc_in += store[k + d, j]
-                    else:
-                        acc_out += store[k + d, j]
-                if not below:
-                    break
-            if below:
-                if n_later + 1 > later_t.shape[1]:
-                    later_k, later_t = grown_block(later_k, n_later + 1), grown_block(later_t, n_later + 1)
-                if n_out + 1 > out_d.shape[0]:
-                    out_k, out_t, out_d = grown_block(out_k, n_out + 1), grown_block(out_t, n_out + 1), grown_row(out_d, n_out + 1)
-                if _in_advance(frontier, x, y):
-                    _put_pair(later_k, later_t, n_later, key, p, x, y)
-                    n_later += 1
-                else:
-                    e = (1 if acc_in > 0 else 0) - acc_out
-                    if e != 0:
-                        _put_pair(out_k, out_t, n_out, key, p, x, y)
-                        out_d[n_out] = e
-                        n_out += 1
-                p = q
-                continue
         if size > el.shape[1]:
             el, order = grown_block(el, size), grown_row(order, size)
         if n_out + size > out_d.shape[0]:
@@ -672,26 +610,47 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
             store = in_store if inside else out_store
             for j in range(first[s], stop[s]):
                 for c in range(d):
-                    el[c, m] = _advanced(store[k + c, j], since, c, single)
+                    t = store[k + c, j]
+                    if single:
+                        t = max(t, since[c, 0])
+                    elif since.shape[1]:
+                        best = max(t, since[c, 0])
+                        for f in range(1, since.shape[1]):
+                            best = min(best, max(t, since[c, f]))
+                        t = best
+                    el[c, m] = t
                 if d == 1:
                     el[1, m] = 0
                 el[2, m] = 1 if inside else 2
                 el[3, m] = store[k + d, j]
                 m += 1
-        if size <= CHAIN_LIMIT:  # insertion sort by (x, y), here: a helper call costs more
-            for a in range(size):
-                b = a - 1
-                while b >= 0 and (el[0, order[b]] > el[0, a] or (el[0, order[b]] == el[0, a] and el[1, order[b]] > el[1, a])):
-                    order[b + 1] = order[b]
-                    b -= 1
-                order[b + 1] = a
-        else:
-            _order_by_xy(el, size, order)
+        # One new time t (element 0) and every time of the history at or before it (most keys
+        # of a first load's rounds): the history in any order, then t, is a chain for the sweep
+        # (it sums the history, then corrects at t alone, the join-closure): no sort.
+        below = q - p == 1
+        r = 1
+        while below and r < size:
+            below = el[0, r] <= el[0, 0] and el[1, r] <= el[1, 0]
+            r += 1
         chain = True
-        for r in range(1, size):
-            if el[1, order[r]] < el[1, order[r - 1]]:
-                chain = False
-                break
+        if below:
+            for a in range(size - 1):
+                order[a] = a + 1
+            order[size - 1] = 0
+        else:
+            if size <= CHAIN_LIMIT:  # insertion sort by (x, y), here: a helper call costs more
+                for a in range(size):
+                    b = a - 1
+                    while b >= 0 and (el[0, order[b]] > el[0, a] or (el[0, order[b]] == el[0, a] and el[1, order[b]] > el[1, a])):
+                        order[b + 1] = order[b]
+                        b -= 1
+                    order[b + 1] = a
+            else:
+                _order_by_xy(el, size, order)
+            for r in range(1, size):
+                if el[1, order[r]] < el[1, order[r - 1]]:
+                    chain = False
+                    break
         if chain:
             # A chain's join-closure is itself: the interesting times are its times at or
             # after its first new time, and one sweep accumulates everything as plain sums.
@@ -717,13 +676,21 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
                 if _in_advance(frontier, x, y):
                     # The chain's times from here on are at or after this one: it alone is
                     # deferred (when it is done, their join-closure with it brings them back).
-                    _put_pair(later_k, later_t, n_later, key, p, x, y)
+                    for c in range(k):
+                        later_k[c, n_later] = key[c, p]
+                    later_t[0, n_later] = x
+                    if d == 2:
+                        later_t[1, n_later] = y
                     n_later += 1
                     break
                 e = (1 if acc_in > 0 else 0) - acc_out - acc_e
                 if e != 0:
                     acc_e += e
-                    _put_pair(out_k, out_t, n_out, key, p, x, y)
+                    for c in range(k):
+                        out_k[c, n_out] = key[c, p]
+                    out_t[0, n_out] = x
+                    if d == 2:
+                        out_t[1, n_out] = y
                     out_d[n_out] = e
                     n_out += 1
             p = q
