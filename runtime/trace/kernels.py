@@ -32,7 +32,9 @@ FENCE = 1 << FENCE_SHIFT  # positions between fences
 # traces of millions of updates were half trace merges at ratio 2: 12-25% less CPU,
 # single reachability updates level.
 MERGE_RATIO = 4
-_STEPS = 8  # positions tried one by one before galloping
+# Positions tried one by one before galloping: dense sorted probes (a first load's rounds) are
+# mostly within 16 of the last one found (tc-2k batch CPU -5% against 8; single updates level).
+_STEPS = 16
 NO_ROOM = -(1 << 40)  # settle's answer when the trace's arrays are to grow first
 
 C = nt.Array(nt.int64, 2, "C")  # a trace's block or fences: C-ordered, so rows are contiguous

@@ -8,7 +8,8 @@ new last segment; then, while the last segment is at least a quarter of the size
 of the one before it (MERGE_RATIO), the two merge (runtime.trace.kernels.merge_segments). This
 keeps O(log n) segments and amortised O(log n) merge work per update, and
 since the last segment is the one that grows, a merge rewrites only the tail
-of the block, in place (a spare block holds the newer segment meanwhile). A merge applies logical compaction: every time is advanced by
+of the block, in place (a spare block holds the newer segment meanwhile). A
+merge applies logical compaction: every time is advanced by
 `since`, the meet of the frontiers of the trace's readers, and identical
 updates are consolidated, so updates that cancel once their times are
 indistinguishable disappear. A lookup searches every segment in one call,
