@@ -495,18 +495,18 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
 
     `key` (k, n) and `time` (d <= 2, n) are the (key, time) pairs with work, sorted by
     key (with `sort`, they and the kept pairs now due are sorted first: `ready_work`,
-    without a call of its own from Python); the input and output traces are read in place (their block, fences and
-    segment ends), walking each segment once in key order. For each key: its
-    history (times advanced by `since`), the interesting times (the join-closure
-    of its new times with the history), the least of those in advance of `frontier`
-    set aside as later work (every other later time is at or after one of them, so
-    the join-closure from those brings it back), and at the rest, in lexicographic order, the correction
-    `[I(t) > 0] - O(t) - earlier corrections at or before t`. A key with one new time
-    and no history after it (most keys of a first load's rounds) needs no sort: its
-    history is summed as it is read. A key whose times
-    form a chain (the common case: one epoch's iterations, or history compacted
-    into the current epoch) is one sweep; the elements of the others are set
-    aside for `distinct_general`.
+    without a call of its own from Python); the input and output traces are read in
+    place (their block, fences and segment ends), walking each segment once in key
+    order. For each key: its history (times advanced by `since`), the interesting
+    times (the join-closure of its new times with the history), the least of those
+    in advance of `frontier` set aside as later work (every other later time is at
+    or after one of them, so the join-closure from those brings it back), and at the
+    rest, in lexicographic order, the correction `[I(t) > 0] - O(t) - earlier
+    corrections at or before t`. A key whose times form a chain (the common case:
+    one epoch's iterations, or history compacted into the current epoch) is one
+    sweep; one with a single new time and no history after it (most keys of a first
+    load's rounds) is swept unsorted; the elements of the others are set aside for
+    `distinct_general`.
 
     Returns (key, time, diff) of the corrections, sorted by key, then time; the work
     kept for later: `kept_key`/`kept_time` (pairs kept by earlier runs, not yet due)
