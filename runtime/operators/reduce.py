@@ -31,7 +31,7 @@ from runtime.symbols import decode_floats, encode_floats
 from runtime.grouping import dense_ids, run_starts, sort_rows, sum_by, unique_pairs
 from runtime.operators import reduce_kernels as kernels
 from runtime.operators.arrange import Arranged
-from runtime.parallel import both, split_point
+from runtime.parallel import SPLIT, both, split_point
 from runtime.times import ALTNEU, Antichain
 from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
@@ -233,9 +233,10 @@ class ReduceOp(Operator):
         kept_key = _joined([self.pending_key] + [k for k, _ in due], self.pending_key)
         kept_time = _joined([self.pending_time] + [t for _, t in due], self.pending_time)
         # One arranged batch is in (key, time) order already; the kept pairs now due join it
-        # in the kernel. Several batches, or a large run (split in two halves), are sorted first.
+        # in the kernel. Several batches, or a large run (which may be split in two halves), are
+        # sorted first.
         sort = kept_key.shape[1] > 0
-        if len(received) > 1 or (sort and split_point(key) is not None):
+        if len(received) > 1 or (sort and key.shape[1] >= SPLIT):
             key, time, kept_key, kept_time = kernels.ready_work(key, time, kept_key, kept_time, frontier.columns())
             sort = False
         if not key.shape[1] and not sort:
