@@ -28,6 +28,7 @@ from runtime.operators.basic import (
     leave_times,
     map_columns,
     negate,
+    select_columns,
 )
 from runtime.operators.capture import Capture, CaptureOp
 from runtime.operators.consolidate import ConsolidateOp
@@ -119,9 +120,8 @@ class Collection:
             return self
         done = self._selected.get(columns)
         if done is None:
-            index = list(columns)
             done = self._selected[columns] = self._unary(
-                map_columns(lambda data: data[index], len(index)), "select", tuple(self.types[c] for c in columns)
+                select_columns(columns), "select", tuple(self.types[c] for c in columns)
             )
         return done
 

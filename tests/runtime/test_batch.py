@@ -55,3 +55,18 @@ def test_float_encoding_preserves_order_and_value(xs):
     assert np.all(ordered[:-1] <= ordered[1:])
     signs = np.signbit(ordered[ordered == 0])
     assert not np.any(~signs[:-1] & signs[1:])
+
+
+@given(st.integers(0, 4), st.lists(st.integers(0, 3), max_size=5), st.booleans())
+def test_select_columns_keeps_the_given_columns_in_order(n, columns, reversed_view):
+    """Whether it slices (consecutive ascending columns) or takes, the rows are the columns asked for."""
+    from runtime.operators.basic import select_columns
+
+    data = np.arange(4 * n, dtype=np.int64).reshape(4, n)
+    if reversed_view:  # a view with a negative stride, as a user's column function may return
+        data = data[::-1]
+    b = Batch(data, np.zeros((1, n), np.int64), np.ones(n, np.int64))
+    out = select_columns(tuple(columns))(b)
+    assert out.data.shape == (len(columns), n)
+    assert out.data.tolist() == [data[c].tolist() for c in columns]
+    assert out.time is b.time and out.diff is b.diff
