@@ -38,6 +38,7 @@ from runtime.worker import Operator
 
 _NO = np.zeros(0, dtype=np.intp)
 _FILE_ABOVE = 4096  # deferred pairs kept unfiled, looked at every run
+_SKIP_INPUT_FROM = 256  # from this many pairs a run checks whether it may leave its input unread
 
 
 # -- reducers --------------------------------------------------------------------
@@ -242,7 +243,9 @@ class ReduceOp(Operator):
         if not key.shape[1] and not sort:
             self._keep(kept_key, kept_time)
             return
-        out_key, out_t, out_d, kept_key, kept_time = self._distinct(key, time, kept_key, kept_time, sort, self.in_handle.frontier.columns(), frontier.columns())
+        before = key.shape[1] >= _SKIP_INPUT_FROM and self._input_before(time, kept_time)
+        out_key, out_t, out_d, kept_key, kept_time = self._distinct(
+            key, time, kept_key, kept_time, sort, self.in_handle.frontier.columns(), frontier.columns(), before)
         self._keep(kept_key, kept_time)
         if len(out_d):
             # Keys come in order and each key's corrections in time order: already arranged.
@@ -340,15 +343,26 @@ class ReduceOp(Operator):
         out_v = res_v[:, first][:, out_vid]
         self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d))
 
-    def _distinct(self, key, time, kept_key, kept_time, sort, since, frontier):
+    def _input_before(self, time, kept_time) -> bool:
+        """Whether every input count is positive and every input time at or before each
+        time of `time` and `kept_time`: then distinct need not read its input."""
+        if not self.in_trace.only_insertions:
+            return False
+        least = time.min(axis=1)
+        if kept_time.shape[1]:
+            least = np.minimum(least, kept_time.min(axis=1))
+        return bool((self.in_trace.times_at_most() <= least).all())
+
+    def _distinct(self, key, time, kept_key, kept_time, sort, since, frontier, input_before):
         """kernels.distinct over the sorted (key, time) pairs, the kept pairs carried along
         (`sort`: those due are joined in first); a large input in two halves at once."""
         traces = (self.in_trace.parts(), self.out_trace.parts(), since, frontier)
         cut = None if sort else split_point(key)
         if cut is None:
-            return kernels.distinct(key, time, kept_key, kept_time, *traces, sort=sort)
-        low, high = both(lambda: kernels.distinct(key[:, :cut], time[:, :cut], kept_key, kept_time, *traces),
-                         lambda: kernels.distinct(key[:, cut:], time[:, cut:], kept_key[:, :0], kept_time[:, :0], *traces))
+            return kernels.distinct(key, time, kept_key, kept_time, *traces, sort=sort, input_before=input_before)
+        low, high = both(lambda: kernels.distinct(key[:, :cut], time[:, :cut], kept_key, kept_time, *traces, input_before=input_before),
+                         lambda: kernels.distinct(key[:, cut:], time[:, cut:], kept_key[:, :0], kept_time[:, :0], *traces,
+                                                  input_before=input_before))
         return tuple(np.concatenate([a, b], axis=a.ndim - 1) for a, b in zip(low, high))
 
     def _defer(self, key, time) -> None:

@@ -489,8 +489,8 @@ def distinct_general(el, bounds, group, frontier, depth):
     return out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later]
 
 
-@kernel(M, M, M, M, I, C, C, V, C, C, V, M, M)
-def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_ends, out_store, out_fence, out_ends, since, frontier):
+@kernel(M, M, M, M, I, C, C, V, C, C, V, M, M, I)
+def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_ends, out_store, out_fence, out_ends, since, frontier, input_before):
     """Distinct's whole update for keys without values, in epoch or (epoch, iteration) time.
 
     `key` (k, n) and `time` (d <= 2, n) are the (key, time) pairs with work, sorted by
@@ -502,7 +502,10 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     in advance of `frontier` set aside as later work (every other later time is at
     or after one of them, so the join-closure from those brings it back), and at the
     rest, in lexicographic order, the correction `[I(t) > 0] - O(t) - earlier
-    corrections at or before t`. A key whose times form a chain (the common case:
+    corrections at or before t`. `input_before` is the input counted before a key's
+    first element: 0, or 1 when the caller knows every input count to be positive and
+    every input time at or before every time here, and passes no input segments (the
+    input is then not read: a first load's rounds are an anti-join with the output). A key whose times form a chain (the common case:
     one epoch's iterations, or history compacted into the current epoch) is one
     sweep; one with a single new time and no history after it (most keys of a first
     load's rounds) is swept unsorted; the elements of the others are set aside for
@@ -654,7 +657,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
         if chain:
             # A chain's join-closure is itself: the interesting times are its times at or
             # after its first new time, and one sweep accumulates everything as plain sums.
-            acc_in = 0
+            acc_in = input_before
             acc_out = 0
             acc_e = 0
             started = False
@@ -715,13 +718,20 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
             aside[:, :n_aside], bounds_aside[: n_general + 1], general[:, :n_general])
 
 
-def distinct(key, time, kept_key, kept_time, in_parts, out_parts, since, frontier, sort=False):
+def distinct(key, time, kept_key, kept_time, in_parts, out_parts, since, frontier, sort=False, input_before=False):
     """Distinct's whole update (see distinct_fused): distinct_fused, then distinct_general for
     the keys it set aside. Returns (key, time, diff) of the corrections, sorted by key then
     time, and the (key, time) pairs kept for later: the kept ones given (with `sort`: those not
-    yet due), then this run's."""
+    yet due), then this run's. `input_before`: the caller knows every input count to be
+    positive and every input time at or before every time to visit, so the input is not read
+    (unless a key's times are not a chain after all: then the run is done again with it)."""
+    if input_before:
+        store, fence, ends = in_parts
+        out = distinct_fused(key, time, kept_key, kept_time, sort, store, fence, ends[:0], *out_parts, since, frontier, 1)
+        if not out[7].shape[1]:
+            return out[:5]
     out_k, out_t, out_d, later_k, later_t, aside, bounds, general = distinct_fused(
-        key, time, kept_key, kept_time, sort, *in_parts, *out_parts, since, frontier)
+        key, time, kept_key, kept_time, sort, *in_parts, *out_parts, since, frontier, 0)
     if not general.shape[1]:
         return out_k, out_t, out_d, later_k, later_t
     more_g, more_t, more_d, more_later_g, more_later_t = distinct_general(

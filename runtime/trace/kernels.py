@@ -364,8 +364,8 @@ def merge_segments(store, a, b, c, kv, since, spare):
     return _consolidate_runs(store, lowest, c, kv) - a
 
 
-@kernel(C, C, V, I, I, M, C, M, M, M, V)
-def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff):
+@kernel(C, C, V, I, I, M, C, M, M, M, V, V)
+def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff, inserted):
     """Append an arranged batch as the newest segment and merge as the spine asks.
 
     The batch (key, val, time, diff columns) is copied in after the `count`
@@ -376,7 +376,8 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff):
     NO_ROOM, having done nothing, when the store, `spare` (the used size past the
     first segment: the most a merge's newer segment can hold), `ends` or `fence` is
     too small: the caller grows them and calls again. (Checked here: the checks
-    cost more in Python than the copy of a small batch.)
+    cost more in Python than the copy of a small batch.) `inserted` (the least diff,
+    then the greatest time coordinates, of every batch inserted) takes in the batch's.
     """
     k = key.shape[0]
     v = val.shape[0]
@@ -394,7 +395,9 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff):
             store[k + c, at + j] = val[c, j]
         for c in range(d):
             store[k + v + c, at + j] = time[c, j]
+            inserted[1 + c] = max(inserted[1 + c], time[c, j])
         store[k + v + d, at + j] = diff[j]
+        inserted[0] = min(inserted[0], diff[j])
     ends[count] = at + n
     count += 1
     changed = at

@@ -26,6 +26,8 @@ from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
 from runtime.trace.kernels import FENCE, MERGE_RATIO, NO_ROOM, count_segments, lookup_segments, merge_segments, settle
 
+_MAX, _MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+
 
 class Matches(NamedTuple):
     """Updates found by a lookup: the probe each matched, and its val, time, diff."""
@@ -73,6 +75,21 @@ class Trace:
         # Matches per probe in recent lookups: sizes the next lookup's output
         # so that it rarely has to grow (growing repeats the search).
         self.fanout = 2.0
+        # The least diff, then the greatest time coordinates, of every update ever inserted
+        # (merges add updates up and advance times to `since`: see `times_at_most`).
+        self.inserted = np.array([_MAX] + [_MIN] * lattice.depth, np.int64)
+
+    @property
+    def only_insertions(self) -> bool:
+        """Every update ever inserted had a positive diff (so every count held is positive)."""
+        return bool(self.inserted[0] > 0)
+
+    def times_at_most(self) -> np.ndarray:
+        """A (depth,) bound on each coordinate of every time held (under the product order):
+        the greatest inserted, raised to the least of `since` (merges advance a coordinate to
+        at most the larger of it and that)."""
+        since = self.since.columns()
+        return np.maximum(self.inserted[1:], since.min(axis=1)) if since.shape[1] else self.inserted[1:].copy()
 
     def __len__(self) -> int:
         """The number of updates held (the trace's size)."""
@@ -139,7 +156,7 @@ class Trace:
             return
         while True:
             count = settle(self.store, self._spare, self._ends, self._count, self.key_arity + self.val_arity,
-                           self.since.columns(), self.fence, batch.key, batch.val, batch.time, batch.diff)
+                           self.since.columns(), self.fence, batch.key, batch.val, batch.time, batch.diff, self.inserted)
             if count != NO_ROOM:
                 break
             end, n = len(self), len(batch)
@@ -158,6 +175,8 @@ class Trace:
         store[k:kv, end : end + n] = batch.val
         store[kv:-1, end : end + n] = batch.time
         store[-1, end : end + n] = batch.diff
+        self.inserted[0] = min(self.inserted[0], batch.diff.min())
+        self.inserted[1:] = np.maximum(self.inserted[1:], batch.time.max(axis=1))
         self._ends[self._count] = end + n
         self._count += 1
         self._maintain(end)

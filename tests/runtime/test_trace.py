@@ -108,6 +108,32 @@ def test_segments_hold_the_advanced_consolidated_updates(steps):
         assert +got == +want and -got == -want
 
 
+@given(st.lists(st.tuples(st.lists(st.tuples(st.integers(0, 3), st.tuples(st.integers(0, 5), st.integers(0, 5)), st.sampled_from([-1, 1, 2])),
+                                    min_size=1, max_size=8),
+                           st.integers(0, 2), st.integers(0, 2), st.booleans()), min_size=1, max_size=6))
+def test_a_trace_knows_its_least_inserted_diff_and_a_bound_on_its_times(steps):
+    """`only_insertions` says whether any diff inserted was not positive, and every time held,
+    after merges that advance times to the readers' frontier (of one or two elements: the
+    least of them in a coordinate bounds how far a time moves in it), is at or below
+    `times_at_most` in each coordinate."""
+    lat = Lattice(("epoch", "iteration"))
+    trace = Trace(lat, 1, 0)
+    handle = trace.new_handle()
+    inserted, x, y = [], 0, 0
+    for rows, dx, dy, two in steps:
+        b = ArrangedBatch.build(np.array([[r[0] for r in rows]], np.int64), np.zeros((0, len(rows)), np.int64),
+                                np.array([r[1] for r in rows], np.int64).T.copy(), np.array([r[2] for r in rows], np.int64))
+        trace.insert(b)
+        inserted += b.diff.tolist()
+        x, y = x + dx, y + dy  # the frontier only advances
+        handle.set_frontier(Antichain(lat, [(x, y + 2), (x + 2, y)] if two else [(x, y)]))
+        trace.compact()
+        assert trace.only_insertions == all(d > 0 for d in inserted)
+        bound = trace.times_at_most()
+        for seg in trace.segments():
+            assert (seg.time <= bound[:, None]).all(), (seg.time.tolist(), bound.tolist())
+
+
 def test_merges_compact_to_the_readers_frontier():
     lat = Lattice()
     trace = Trace(lat, 1, 0)

@@ -141,15 +141,17 @@ def test_settle_asks_for_room_and_changes_nothing_when_an_array_is_too_small():
     for small in (dict(capacity=2), dict(ends=1), dict(fences=0)):
         sizes = dict(capacity=8, spare=8, ends=4, fences=1) | small
         store, spare, ends, fence = arrays(**sizes)
-        before = (store.copy(), ends.copy(), fence.copy())
-        assert settle(store, spare, ends, 1, 1, since, fence, *args) == NO_ROOM, small
-        assert all(np.array_equal(a, b) for a, b in zip(before, (store, ends, fence)))
+        inserted = np.array([9, -9, -9], np.int64)
+        before = (store.copy(), ends.copy(), fence.copy(), inserted.copy())
+        assert settle(store, spare, ends, 1, 1, since, fence, *args, inserted) == NO_ROOM, small
+        assert all(np.array_equal(a, b) for a, b in zip(before, (store, ends, fence, inserted)))
     store, spare, ends, fence = arrays(capacity=8, spare=0, ends=4, fences=1)  # the merge of both needs spare room
-    assert settle(store, spare, ends, 1, 1, since, fence, *args) == NO_ROOM
+    assert settle(store, spare, ends, 1, 1, since, fence, *args, inserted) == NO_ROOM
     store, spare, ends, fence = arrays(capacity=8, spare=8, ends=4, fences=1)
-    count = settle(store, spare, ends, 1, 1, since, fence, *args)
+    count = settle(store, spare, ends, 1, 1, since, fence, *args, inserted)
     assert count == 1  # copied in, then merged with the segment before it, from the bottom of the store
     assert store[:, :3].tolist() == [[1, 2, 3], [0, 0, 0], [0, 0, 1], [1, 1, 1]] and ends[0] == 3
+    assert inserted.tolist() == [1, 0, 1]  # the least diff and the greatest times, the batch's taken in
 
 
 @settings(max_examples=300, deadline=None)
