@@ -345,13 +345,24 @@ class Variable:
         if result.arity != self.source.arity:
             raise DataflowError(f"loop body returns arity {result.arity}, the variable has arity {self.source.arity}")
         self.result = result
-        delta = result.concat(self.source.negate())
-        if not isinstance(result.stream.op, ReduceOp):
-            delta = delta.consolidate()
+        if isinstance(result.stream.op, ReduceOp):
+            self._feed_back(result)
+            # The source's negation waits for its turn, the last of the round (its operator is
+            # the loop's newest): sent on delivery, when the source enters, it would reach the
+            # variable's readers a round before the result it cancels, and a first load's
+            # joins would see negative counts (which keep distinct reading its input:
+            # ReduceOp._input_before). Now both come in one queue and cancel when arranged.
+            self._feed_back(self.source.negate()).eager = False
+        else:
+            self._feed_back(result.concat(self.source.negate()).consolidate())
+        return result
+
+    def _feed_back(self, delta: Collection) -> Unary:
+        """The back edge from `delta` to the variable: its updates one iteration later."""
         d = self.scope.lattice.depth
         back = Unary(self.scope.dataflow, [delta.stream], feedback_times, "feedback", self.scope.lattice, None, Summary(d, 1))
         self.scope.dataflow.connect(back.output(), self._head, 0)
-        return result
+        return back
 
 
 def iterate(sources: list[Collection], body) -> list[Collection]:

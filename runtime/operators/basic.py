@@ -43,13 +43,8 @@ class Unary(Operator):
         self._summary = summary
         self.passthrough = fn is identity and summary is None and out_lattice in (None, in_lattice)
         self.feedback = fn is feedback_times
-        # Not the back edge: it runs after the loop's result in each round, so the variable's
-        # readers get the round's result and the source it replaces (result - source) in one
-        # queue and consolidate them together. Applied on delivery, the source's negation
-        # (sent when the source enters) would be arranged a round early, apart from the
-        # result it cancels, and a first load's joins would see negative counts (which keep
-        # distinct from leaving its input unread: ReduceOp._input_before).
-        self.eager = not self.passthrough and summary is None and out_lattice in (None, in_lattice) and scope is None
+        # The back edge too: what it sends waits at the loop variable's readers for the next round.
+        self.eager = not self.passthrough and (summary is None or self.feedback) and out_lattice in (None, in_lattice) and scope is None
         super().__init__(dataflow, [inputs], [in_lattice], [out_lattice or in_lattice], scope)
 
     def summary(self, in_port, out_port):

@@ -12,7 +12,9 @@ from tests.compiler.replay import Replay
 
 
 def back_edges(program) -> int:
-    return sum(op.name == "feedback" for op in program.session().dataflow.ops)
+    """The loop variables: each is fed back from its result (a variable whose result comes out
+    of a distinct has a second back edge, its source's negation: runtime.collection.Variable)."""
+    return sum(op.name == "variable" for op in program.session().dataflow.ops)
 
 
 def loop_rounds(program) -> int:

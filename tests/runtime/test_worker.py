@@ -64,10 +64,10 @@ def test_a_long_loop_holds_neither_a_batch_per_round_nor_a_frontier_per_round():
 
 
 def test_a_map_or_filter_after_an_operator_of_its_own_scope_runs_as_batches_are_sent():
-    """Stateless operators fed from their own scope (maps, filters) are applied on delivery
-    (no queue, no turn of their own); fed from an input, they wait for their turn in the
-    step. The loop's back edge takes its turn: it sends the round's result and the source it
-    replaces together (runtime.operators.basic.Unary)."""
+    """Stateless operators fed from their own scope (maps, filters, the loop's back edge) are
+    applied on delivery (no queue, no turn of their own); fed from an input, they wait for
+    their turn in the step. The back edge of the source's negation waits for its turn, the
+    last of the round, so it meets the result it cancels (runtime.collection.Variable)."""
     df = Dataflow()
     handle, edges = df.new_input("edges", 2)
     start = edges.map_columns(lambda d: d.copy())
@@ -95,10 +95,10 @@ def test_a_map_or_filter_after_an_operator_of_its_own_scope_runs_as_batches_are_
     in_loop = [op for op in waited if op.scope is not df.root_scope]
     at_root = [op for op in waited if op.scope is df.root_scope]
     # In the loop every sender is of the loop's scope (the join, the distinct, the back edge
-    # and the entered start, through the variable): nothing but the back edge waits there.
-    maps = [op for op in in_loop if op.name != "feedback"]
-    assert len(maps) == 3 and all(op.eager and waited[op] == 0 for op in maps)
-    [back] = [op for op in in_loop if op.name == "feedback"]
-    assert not back.eager and waited[back] >= 1
+    # and the entered start, through the variable): nothing waits there but the source's
+    # negation, on its way back.
+    *eager, source_back = in_loop
+    assert len(eager) == 4 and all(op.eager and waited[op] == 0 for op in eager)
+    assert source_back.name == "feedback" and not source_back.eager and waited[source_back] == 1
     # The input flushes as the step starts, before anything runs: its reader takes its turn.
     assert len(at_root) == 1 and waited[at_root[0]] == 1
