@@ -289,6 +289,22 @@ def _time_less(block, a, b, t0, t1):
     return False
 
 
+@inlined
+def _advancing(store, a, c, kv, since):
+    """since's element count, or 0 when advancing by it leaves every time of store[:, a:c]
+    as it is: in each coordinate some element is at or below every time's (a first load's
+    rounds, compacted only from the next epoch on), so the merge need not look."""
+    nf = since.shape[1]
+    for x in range(kv, store.shape[0] - 1):
+        least = since[x - kv, 0]
+        for f in range(1, nf):
+            least = min(least, since[x - kv, f])
+        for j in range(a, c):
+            if store[x, j] < least:
+                return nf
+    return 0
+
+
 @kernel(C, I, I, I, I, M, C)
 def merge_segments(store, a, b, c, kv, since, spare):
     """Merge the segments store[:, a:b] and store[:, b:c] into store[:, a:a + m], in
@@ -306,7 +322,7 @@ def merge_segments(store, a, b, c, kv, since, spare):
     """
     width = store.shape[0]
     dr = width - 1
-    nf = since.shape[1]
+    nf = _advancing(store, a, c, kv, since)
     newer = c - b
     for r in range(width):
         for j in range(newer):
