@@ -502,14 +502,14 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     in advance of `frontier` set aside as later work (every other later time is at
     or after one of them, so the join-closure from those brings it back), and at the
     rest, in lexicographic order, the correction `[I(t) > 0] - O(t) - earlier
-    corrections at or before t`. `input_before` is the input counted before a key's
-    first element: 0, or 1 when the caller knows every input count to be positive and
-    every input time at or before every time here, and passes no input segments (the
-    input is then not read: a first load's rounds are an anti-join with the output). A key whose times form a chain (the common case:
+    corrections at or before t`. A key whose times form a chain (the common case:
     one epoch's iterations, or history compacted into the current epoch) is one
     sweep; one with a single new time and no history after it (most keys of a first
     load's rounds) is swept unsorted; the elements of the others are set aside for
-    `distinct_general`.
+    `distinct_general`. `input_before` is the input counted before a chain's first
+    element: 0, or 1 when the caller knows every input count to be positive and every
+    input time at or before every time here, and passes no input segments (the input
+    is then not read: a first load's rounds are an anti-join with the output).
 
     Returns (key, time, diff) of the corrections, sorted by key, then time; the work
     kept for later: `kept_key`/`kept_time` (pairs kept by earlier runs, not yet due)

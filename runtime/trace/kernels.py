@@ -295,6 +295,8 @@ def _advancing(store, a, c, kv, since):
     as it is: in each coordinate some element is at or below every time's (a first load's
     rounds, compacted only from the next epoch on), so the merge need not look."""
     nf = since.shape[1]
+    if nf == 0:
+        return 0
     for x in range(kv, store.shape[0] - 1):
         least = since[x - kv, 0]
         for f in range(1, nf):

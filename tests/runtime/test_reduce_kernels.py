@@ -171,6 +171,16 @@ def _trace_of(rows, depth):
     return trace
 
 
+def _work(pairs, kept, frontier, depth):
+    """(key, time) columns of the pairs to visit and of the kept ones (keys of one column),
+    and the frontier's columns."""
+    def columns(items):
+        return (np.array([[g for g, _ in items]], np.int64).reshape(1, -1),
+                np.array([t for _, t in items], np.int64).T.reshape(depth, -1).copy())
+
+    return (*columns(pairs), *columns(kept), np.array(frontier, np.int64).T.reshape(depth, -1).copy())
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_distinct_sorting_its_work_itself_equals_ready_work_first(data):
@@ -184,13 +194,7 @@ def test_distinct_sorting_its_work_itself_equals_ready_work_first(data):
     kept = data.draw(st.lists(st.tuples(st.integers(0, 5), time), max_size=6))  # in any order
     frontier = sorted(set(data.draw(st.lists(time, min_size=1, max_size=2))))
 
-    def columns(items):
-        return (np.array([[g for g, _ in items]], np.int64).reshape(1, -1),
-                np.array([t for _, t in items], np.int64).T.reshape(depth, -1).copy())
-
-    key, times = columns(pairs)
-    kept_key, kept_time = columns(kept)
-    frontier_t = np.array(frontier, np.int64).T.reshape(depth, -1).copy()
+    key, times, kept_key, kept_time, frontier_t = _work(pairs, kept, frontier, depth)
     since = np.zeros((depth, 1), np.int64)
     parts = (traces[0].parts(), traces[1].parts(), since, frontier_t)
     got = kernels.distinct(key, times, kept_key, kept_time, *parts, sort=True)
@@ -218,13 +222,7 @@ def test_distinct_leaving_its_input_unread_equals_reading_it_when_it_may(data):
     traces = [_trace_of(inputs, depth), _trace_of(outputs, depth)]
     frontier = sorted(set(data.draw(st.lists(time, min_size=1, max_size=2))))
 
-    def columns(items):
-        return (np.array([[g for g, _ in items]], np.int64).reshape(1, -1),
-                np.array([t for _, t in items], np.int64).T.reshape(depth, -1).copy())
-
-    key, times = columns(pairs)
-    kept_key, kept_time = columns(kept)
-    frontier_t = np.array(frontier, np.int64).T.reshape(depth, -1).copy()
+    key, times, kept_key, kept_time, frontier_t = _work(pairs, kept, frontier, depth)
     parts = (traces[0].parts(), traces[1].parts(), np.zeros((depth, 1), np.int64), frontier_t)
     sort = data.draw(st.booleans())
     got = kernels.distinct(key, times, kept_key, kept_time, *parts, sort=sort, input_before=True)
