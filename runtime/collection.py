@@ -325,7 +325,9 @@ class Variable:
 
     Its contents at iteration i+1 are the result at iteration i: the back edge
     carries `result - source`, advanced one iteration, consolidated unless the
-    result already comes out of a reduce (whose output is final per time).
+    result already comes out of a reduce (whose output is final per time); then the
+    result and the source's negation go back on two edges, and the second waits for
+    its turn in the round, so the two meet in the variable's readers' queues.
     """
 
     def __init__(self, source: Collection):
