@@ -1,0 +1,54 @@
+"""Distinct leaves its input unread on a first load (runtime.operators.reduce.ReduceOp._input_before):
+the answers stay those of the definition through the load, an epoch of insertions only and an
+epoch with removals; the shortcut is taken in the load's large rounds and not after the removals.
+(The kernel's side of it: test_reduce_kernels; the trace's bounds: test_trace.)"""
+
+import random
+
+import numpy as np
+
+from runtime import Dataflow
+from runtime.operators import reduce_kernels
+
+
+def closure(edges):
+    reach = set(edges)
+    while True:
+        more = {(a, d) for a, b in reach for c, d in edges if b == c} - reach
+        if not more:
+            return reach
+        reach |= more
+
+
+def test_distinct_reads_its_input_again_once_it_has_had_a_removal(monkeypatch):
+    taken = []
+    distinct = reduce_kernels.distinct
+
+    def spy(*args, **kwargs):
+        taken.append(bool(kwargs.get("input_before")))
+        return distinct(*args, **kwargs)
+
+    monkeypatch.setattr(reduce_kernels, "distinct", spy)
+    df = Dataflow()
+    handle, edges = df.new_input("edges", 2)
+    paths = edges.iterate(lambda p: p.map_columns(lambda d: d[::-1])  # (y, x) for a path x -> y
+                          .join(edges)  # (y, x, z)
+                          .map_columns(lambda d: np.stack([d[1], d[2]]), arity=2)
+                          .concat(edges.enter(p.scope)).distinct())
+    captured = paths.capture()
+    rng = random.Random(5)
+    graph = {(rng.randrange(80), rng.randrange(80)) for _ in range(160)}  # rounds of hundreds of pairs
+    epochs = [(sorted(graph), []), ([(80, 81), (81, 0)], [])]  # a load, then insertions only
+    epochs.append(([], rng.sample(sorted(graph), 20)))  # then removals
+    for t, (added, removed) in enumerate(epochs):
+        graph = (graph | set(added)) - set(removed)
+        handle.update_columns(np.array(added, np.int64).T.reshape(2, -1), diff=1, time=t)
+        handle.update_columns(np.array(removed, np.int64).T.reshape(2, -1), diff=-1, time=t)
+        handle.advance_to(t + 1)
+        start = len(taken)
+        df.step()
+        assert captured.contents() == {pair: 1 for pair in closure(graph)}, t
+        if t == 0:
+            assert any(taken[start:]), "a first load's large rounds leave the input unread"
+        if t == 2:
+            assert not any(taken[start:]), "after a removal the input is read"
