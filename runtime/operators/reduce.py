@@ -356,7 +356,7 @@ class ReduceOp(Operator):
     def _distinct(self, key, time, kept_key, kept_time, sort, since, frontier, input_before):
         """kernels.distinct over the sorted (key, time) pairs, the kept pairs carried along
         (`sort`: those due are joined in first); a large input in two halves at once."""
-        traces = (self.in_trace.parts(), self.out_trace.parts(), since, frontier)
+        traces = (self.in_trace, self.out_trace.parts(), since, frontier)
         cut = None if sort else split_point(key)
         if cut is None:
             return kernels.distinct(key, time, kept_key, kept_time, *traces, sort=sort, input_before=input_before)

@@ -718,20 +718,25 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
             aside[:, :n_aside], bounds_aside[: n_general + 1], general[:, :n_general])
 
 
-def distinct(key, time, kept_key, kept_time, in_parts, out_parts, since, frontier, sort=False, input_before=False):
+_NO_SEGMENTS = np.zeros(0, np.int64)
+
+
+def distinct(key, time, kept_key, kept_time, in_trace, out_parts, since, frontier, sort=False, input_before=False):
     """Distinct's whole update (see distinct_fused): distinct_fused, then distinct_general for
     the keys it set aside. Returns (key, time, diff) of the corrections, sorted by key then
     time, and the (key, time) pairs kept for later: the kept ones given (with `sort`: those not
     yet due), then this run's. `input_before`: the caller knows every input count to be
-    positive and every input time at or before every time to visit, so the input is not read
-    (unless a key's times are not a chain after all: then the run is done again with it)."""
+    positive and every input time at or before every time to visit, so the input trace is not
+    read, nor waited for (runtime.trace.spine), unless a key's times are not a chain after all:
+    then the run is done again with it."""
     if input_before:
-        store, fence, ends = in_parts
-        out = distinct_fused(key, time, kept_key, kept_time, sort, store, fence, ends[:0], *out_parts, since, frontier, 1)
+        unread = np.empty((in_trace.width, 0), np.int64)
+        out = distinct_fused(key, time, kept_key, kept_time, sort, unread, unread[: in_trace.key_arity], _NO_SEGMENTS,
+                             *out_parts, since, frontier, 1)
         if not out[7].shape[1]:
             return out[:5]
     out_k, out_t, out_d, later_k, later_t, aside, bounds, general = distinct_fused(
-        key, time, kept_key, kept_time, sort, *in_parts, *out_parts, since, frontier, 0)
+        key, time, kept_key, kept_time, sort, *in_trace.parts(), *out_parts, since, frontier, 0)
     if not general.shape[1]:
         return out_k, out_t, out_d, later_k, later_t
     more_g, more_t, more_d, more_later_g, more_later_t = distinct_general(

@@ -14,6 +14,13 @@ merge applies logical compaction: every time is advanced by
 updates are consolidated, so updates that cancel once their times are
 indistinguishable disappear. A lookup searches every segment in one call,
 helped by the block's fences (the key at every FENCE-th position).
+
+A large batch (BACKGROUND_FROM updates or more) is inserted on the machine's
+other core (runtime.parallel) while this one goes on: every later use of the
+trace but its insertion bounds waits for that insert first. In a load, the
+insert of one round's updates overlaps with the rest of the round; a reader
+that need not look at the trace (distinct whose input it is, in a first load)
+does not wait for it at all.
 """
 
 from __future__ import annotations
@@ -22,11 +29,13 @@ from typing import NamedTuple
 
 import numpy as np
 
+from runtime.parallel import in_background
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
 from runtime.trace.kernels import FENCE, MERGE_RATIO, NO_ROOM, count_segments, lookup_segments, merge_segments, settle
 
 _MAX, _MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+BACKGROUND_FROM = 16_384  # batches of this many updates or more are inserted on the other core
 
 
 class Matches(NamedTuple):
@@ -78,6 +87,15 @@ class Trace:
         # The least diff, then the greatest time coordinates, of every update ever inserted
         # (merges add updates up and advance times to `since`: see `times_at_most`).
         self.inserted = np.array([_MAX] + [_MIN] * lattice.depth, np.int64)
+        self._pending = None  # the future of an insert running on the other core
+
+    def _settled(self) -> None:
+        """Wait for an insert running on the other core to finish (its errors are raised here).
+        Both halves of a split kernel call (runtime.parallel) may wait at once."""
+        pending = self._pending
+        if pending is not None:
+            pending.result()
+            self._pending = None
 
     @property
     def only_insertions(self) -> bool:
@@ -93,11 +111,16 @@ class Trace:
 
     def __len__(self) -> int:
         """The number of updates held (the trace's size)."""
+        self._settled()
+        return self._used()
+
+    def _used(self) -> int:
         return int(self._ends[self._count - 1]) if self._count else 0
 
     @property
     def ends(self) -> list[int]:
         """Where each segment ends in the store, oldest first."""
+        self._settled()
         return self._ends[: self._count].tolist()
 
     def __repr__(self):
@@ -146,20 +169,35 @@ class Trace:
     # -- inserting and merging ---------------------------------------------------
 
     def insert(self, batch: ArrangedBatch) -> None:
-        """Copy an arranged batch in as the newest segment, then merge as the spine's shape asks."""
+        """Copy an arranged batch in as the newest segment, then merge as the spine's shape asks
+        (a large batch on the other core: see the module's docstring). The batch's arrays are
+        not to change afterwards."""
         if not len(batch.diff):
             return
+        self._settled()
         if not self.lattice.is_product:
-            end = len(self)
+            end = self._used()
             self._reserve(end + len(batch))
             self._insert_general(batch, end)
             return
+        since = self.since.columns()
+        if len(batch.diff) >= BACKGROUND_FROM:
+            # The bounds now, so that readers of them need not wait (settle's own go to a copy).
+            self.inserted[0] = min(self.inserted[0], batch.diff.min())
+            np.maximum(self.inserted[1:], batch.time.max(axis=1), out=self.inserted[1:])
+            scratch = self.inserted.copy()
+            self._pending = in_background(lambda: self._settle(batch, since, scratch))
+            if self._pending is not None:
+                return
+        self._settle(batch, since, self.inserted)
+
+    def _settle(self, batch: ArrangedBatch, since: np.ndarray, inserted: np.ndarray) -> None:
         while True:
             count = settle(self.store, self._spare, self._ends, self._count, self.key_arity + self.val_arity,
-                           self.since.columns(), self.fence, batch.key, batch.val, batch.time, batch.diff, self.inserted)
+                           since, self.fence, batch.key, batch.val, batch.time, batch.diff, inserted)
             if count != NO_ROOM:
                 break
-            end, n = len(self), len(batch)
+            end, n = self._used(), len(batch)
             self._reserve(end + n)
             first = int(self._ends[0]) if self._count else end + n
             if self._spare.shape[1] < end + n - first:  # room for any merge above the first segment
@@ -188,7 +226,7 @@ class Trace:
             # growth copies the store into fresh pages (faulted in one by one), so growing less
             # often copies less (tc-2k batch: wall -6%, peak RSS 1.70-1.94 -> 1.54-1.57 GB).
             grown = np.empty((self.width, max(size, 4 * self.store.shape[1], 16)), np.int64)
-            used = len(self)
+            used = self._used()
             grown[:, :used] = self.store[:, :used]
             if self.store.shape[1] > self._spare.shape[1]:
                 self._spare = self.store  # merges copy their newer segment somewhere: reuse memory already touched
@@ -215,7 +253,7 @@ class Trace:
 
     def _refence(self, changed: int) -> None:
         """Fences again for the positions from `changed` on."""
-        n = len(self)
+        n = self._used()
         count = (n + FENCE - 1) // FENCE
         first = (changed + FENCE - 1) // FENCE
         if first < count:
@@ -252,6 +290,7 @@ class Trace:
 
     def compact(self) -> None:
         """Merge every segment into one, fully compacted (used by tests and idle time)."""
+        self._settled()
         while self._count >= 2:
             a = int(self._ends[self._count - 3]) if self._count >= 3 else 0
             self._merge_last(a, int(self._ends[self._count - 2]), int(self._ends[self._count - 1]))
@@ -267,6 +306,7 @@ class Trace:
 
     def lookup(self, probe_key: np.ndarray) -> Matches:
         """All updates whose key equals a probe key (a column of `probe_key`), as `Matches`."""
+        self._settled()
         probes = probe_key.shape[1]
         size = 16 + int(self.fanout * 1.25 * probes) if probes and self._count else 0
         out = self._matches(size)
@@ -289,10 +329,12 @@ class Trace:
 
     def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(block, fences, segment ends): what kernels that walk the trace in place take."""
+        self._settled()
         return self.store, self.fence, self._ends[: self._count]
 
     def count(self, probe_key: np.ndarray) -> np.ndarray:
         """For each probe key, how many updates have it (an upper bound on its matches)."""
+        self._settled()
         return count_segments(self.store, self.fence, self._ends[: self._count], self.key_arity, probe_key)
 
     def contents(self) -> ArrangedBatch:
@@ -301,5 +343,5 @@ class Trace:
             return ArrangedBatch.empty(self.key_arity, self.val_arity, self.lattice.depth)
         if len(self.ends) == 1:
             return self._view(0, self.ends[0]).copy()
-        view = self._view(0, len(self))
+        view = self._view(0, self._used())
         return ArrangedBatch.build(view.key, view.val, view.time, view.diff)

@@ -144,7 +144,7 @@ def test_distinct_equals_its_definition(data):
     kept = data.draw(st.lists(st.tuples(st.integers(0, 9), time), max_size=3))
     kept_key = np.array([[g for g, _ in kept]], np.int64).reshape(1, -1)
     kept_time = np.array([t for _, t in kept], np.int64).T.reshape(depth, -1).copy()
-    out_k, out_t, out_d, later_k, later_t = kernels.distinct(key, times, kept_key, kept_time, traces[0].parts(), traces[1].parts(), since, frontier_t)
+    out_k, out_t, out_d, later_k, later_t = kernels.distinct(key, times, kept_key, kept_time, traces[0], traces[1].parts(), since, frontier_t)
     got = list(zip(out_k[0].tolist(), map(tuple, out_t.T.tolist()), out_d.tolist()))
     assert got == sorted(got)  # in arranged order: by key, then time
     got_later = list(zip(later_k[0].tolist(), map(tuple, later_t.T.tolist())))
@@ -196,7 +196,7 @@ def test_distinct_sorting_its_work_itself_equals_ready_work_first(data):
 
     key, times, kept_key, kept_time, frontier_t = _work(pairs, kept, frontier, depth)
     since = np.zeros((depth, 1), np.int64)
-    parts = (traces[0].parts(), traces[1].parts(), since, frontier_t)
+    parts = (traces[0], traces[1].parts(), since, frontier_t)
     got = kernels.distinct(key, times, kept_key, kept_time, *parts, sort=True)
     want = kernels.distinct(*kernels.ready_work(key, times, kept_key, kept_time, frontier_t), *parts)
     assert [a.tolist() for a in got] == [b.tolist() for b in want]
@@ -223,7 +223,7 @@ def test_distinct_leaving_its_input_unread_equals_reading_it_when_it_may(data):
     frontier = sorted(set(data.draw(st.lists(time, min_size=1, max_size=2))))
 
     key, times, kept_key, kept_time, frontier_t = _work(pairs, kept, frontier, depth)
-    parts = (traces[0].parts(), traces[1].parts(), np.zeros((depth, 1), np.int64), frontier_t)
+    parts = (traces[0], traces[1].parts(), np.zeros((depth, 1), np.int64), frontier_t)
     sort = data.draw(st.booleans())
     got = kernels.distinct(key, times, kept_key, kept_time, *parts, sort=sort, input_before=True)
     want = kernels.distinct(key, times, kept_key, kept_time, *parts, sort=sort)

@@ -1,0 +1,115 @@
+"""Large trace inserts run on the other core (runtime.trace.spine, runtime.parallel): whatever is
+read right after one sees the insert done. Here every insert goes to the other core
+(BACKGROUND_FROM lowered to 1) and the traces and a dataflow's answers are checked against
+inserts done in place and a from-scratch closure."""
+
+import random
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import runtime.parallel
+import runtime.trace.spine as spine
+from runtime import Dataflow
+from runtime.times import Antichain, Lattice
+from runtime.trace import Trace
+
+from tests.runtime.test_distinct_load import closure
+from tests.runtime.test_trace import batch
+
+
+@pytest.fixture(autouse=True)
+def two_threads(monkeypatch):
+    """A pool to hand inserts to even on a one-core machine (where the runtime has none)."""
+    if runtime.parallel._pool is None:
+        monkeypatch.setattr(runtime.parallel, "_pool", ThreadPoolExecutor(max_workers=2))
+
+updates = st.lists(st.tuples(st.tuples(st.integers(0, 5), st.integers(0, 3)), st.integers(0, 3), st.sampled_from([-1, 1])),
+                   min_size=1, max_size=30)
+
+
+def _rows(trace):
+    got = trace.contents()
+    return Counter({(k, v, t): d for k, v, t, d in zip(got.key[0].tolist(), got.val[0].tolist(), got.time[0].tolist(),
+                                                        got.diff.tolist())})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(updates, st.integers(0, 3), st.sampled_from(["lookup", "len", "contents", "parts"])),
+                min_size=1, max_size=8))
+def test_reads_right_after_an_insert_on_the_other_core_see_it_done(steps):
+    handed, kept = Trace(Lattice(), 1, 1), Trace(Lattice(), 1, 1)
+    readers = [handed.new_handle(), kept.new_handle()]
+    spine.BACKGROUND_FROM, before = 1, spine.BACKGROUND_FROM
+    try:
+        for rows, frontier, read in steps:
+            for trace, reader in zip((handed, kept), readers):
+                reader.set_frontier(Antichain(trace.lattice, [(frontier,)]))
+            handed.insert(batch(rows, 1))
+            assert handed._pending is not None  # the insert is on the other core (or done there)
+            if read == "lookup":
+                found = handed.lookup(np.arange(6, dtype=np.int64).reshape(1, -1))
+                assert len(found.diff) == sum(s for s in handed.sizes())  # every update has a key in 0..5
+            elif read == "len":
+                assert len(handed) == sum(handed.sizes())
+            elif read == "parts":
+                store, fence, ends = handed.parts()
+                assert ends.tolist() == handed.ends
+            spine.BACKGROUND_FROM = 1 << 62
+            kept.insert(batch(rows, 1))
+            spine.BACKGROUND_FROM = 1
+            assert handed.sizes() == kept.sizes()
+            assert _rows(handed) == _rows(kept)
+            assert handed.only_insertions == kept.only_insertions
+            assert handed.times_at_most().tolist() == kept.times_at_most().tolist()
+    finally:
+        spine.BACKGROUND_FROM = before
+
+
+def test_an_error_in_an_insert_on_the_other_core_is_raised_at_the_next_use(monkeypatch):
+    monkeypatch.setattr(spine, "BACKGROUND_FROM", 1)
+
+    def broken(*args):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(spine, "settle", broken)
+    trace = Trace(Lattice(), 1, 1)
+    trace.insert(batch([((1, 2), 0, 1)], 1))  # handed over: no error yet
+    with pytest.raises(MemoryError, match="no room"):
+        trace.lookup(np.array([[1]], np.int64))
+
+
+def test_a_closure_with_every_insert_on_the_other_core_stays_exact(monkeypatch):
+    monkeypatch.setattr(spine, "BACKGROUND_FROM", 1)
+    handed = []
+    in_background = spine.in_background
+
+    def spy(fn):
+        handed.append(fn)
+        return in_background(fn)
+
+    monkeypatch.setattr(spine, "in_background", spy)
+    df = Dataflow()
+    handle, edges = df.new_input("edges", 2)
+    paths = edges.iterate(lambda p: p.map_columns(lambda d: d[::-1])
+                          .join(edges)
+                          .map_columns(lambda d: np.stack([d[1], d[2]]), arity=2)
+                          .concat(edges.enter(p.scope)).distinct())
+    captured = paths.capture()
+    rng = random.Random(11)
+    graph = {(rng.randrange(60), rng.randrange(60)) for _ in range(120)}
+    epochs = [(sorted(graph), []), ([(60, 61), (61, 0)], []), ([], rng.sample(sorted(graph), 15)),
+              (rng.sample(sorted(graph), 5) + [(3, 70)], rng.sample(sorted(graph), 10))]
+    for t, (added, removed) in enumerate(epochs):
+        graph = (graph | set(added)) - set(removed)
+        handle.update_columns(np.array(added, np.int64).T.reshape(2, -1), diff=1, time=t)
+        handle.update_columns(np.array(removed, np.int64).T.reshape(2, -1), diff=-1, time=t)
+        handle.advance_to(t + 1)
+        start = len(handed)
+        df.step()
+        assert len(handed) > start  # the epoch's inserts were handed over
+        assert captured.contents() == {pair: 1 for pair in closure(graph)}, t
