@@ -41,26 +41,61 @@ def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: b
 
 def _join_product(delta: ArrangedBatch, trace: Trace, delta_first: bool) -> Batch | None:
     """join_batch_trace for epoch and iteration times: one kernel writes the output (a large
-    batch in two halves at once)."""
+    batch in two halves at once, each into its own end of one output block)."""
+    n = len(delta)
     cut = split_point(delta.key)
-    if cut is not None:
-        low, high = both(lambda: _join_product(delta.take(slice(0, cut)), trace, delta_first),
-                         lambda: _join_product(delta.take(slice(cut, None)), trace, delta_first))
-        parts = [p for p in (low, high) if p is not None]
-        return Batch.concat(parts) if parts else None
     arity = delta.key.shape[0] + delta.val.shape[0] + trace.val_arity
-    depth = delta.time.shape[0]
-    room = 16 + int(trace.fanout * 1.25 * len(delta))
-    for _ in range(2):
-        data, time, diff = np.empty((arity, room), np.int64), np.empty((depth, room), np.int64), np.empty(room, np.int64)
-        m = join_segments(delta.key, delta.val, delta.time, delta.diff, *trace.parts(), delta.key.shape[0], delta_first, data, time, diff)
-        if m >= 0:
-            break
-        room = -m  # too little room: exactly as much, and again
-    trace.observe_fanout(len(delta), m)
+    low_room, room = _room(trace, cut if cut is not None else n), _room(trace, n) + 16
+    out = np.empty((arity + delta.time.shape[0] + 1, room), np.int64)
+    if cut is None:
+        m, out = _join_into(delta, trace, delta_first, out, arity)
+    else:
+        (m, out), (high, high_out) = both(lambda: _join_into(delta.take(slice(0, cut)), trace, delta_first, out[:, :low_room], arity),
+                                          lambda: _join_into(delta.take(slice(cut, None)), trace, delta_first, out[:, low_room:], arity))
+        out = _adjoined(out[:, :m], high_out[:, :high])
+        m += high
+    trace.observe_fanout(n, m)
     if not m:
         return None
-    return Batch(data[:, :m], time[:, :m], diff[:m])
+    return Batch(out[:arity, :m], out[arity:-1, :m], out[-1, :m])
+
+
+def _room(trace: Trace, probes: int) -> int:
+    """Room for the output of `probes` delta updates, as the trace's recent fan-out suggests."""
+    return 16 + int(trace.fanout * 1.25 * probes)
+
+
+def _join_into(delta: ArrangedBatch, trace: Trace, delta_first: bool, out: np.ndarray, arity: int):
+    """The join's output written into `out` (rows: data, time, diff), or into a block of its
+    own when `out` is too small: (columns written, the block written)."""
+    for _ in range(2):
+        m = join_segments(delta.key, delta.val, delta.time, delta.diff, *trace.parts(), delta.key.shape[0], delta_first,
+                          out[:arity], out[arity:-1], out[-1])
+        if m >= 0:
+            return m, out
+        out = np.empty((out.shape[0], -m), np.int64)  # too little room: exactly as much, and again
+    raise AssertionError("join_segments asked for more room than it was given")
+
+
+def _adjoined(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """low's columns then high's, in one block. When high lies after low in one block (each half
+    had its own end of it), high moves down next to low in place: pages already written,
+    not a fresh block of both (whose copy cost more than the join's halves saved)."""
+    m, n = low.shape[1], high.shape[1]
+    if not n:
+        return low
+    block = low.base if low.base is not None else low
+    if high.base is block and high.strides == low.strides:
+        start = (high.__array_interface__["data"][0] - low.__array_interface__["data"][0]) // low.strides[1]
+        gap = start - m
+        if gap == 0 or gap * 16 >= n:
+            # Chunks no longer than the gap: each copy's source and target are apart.
+            for at in range(0, n if gap else 0, gap or 1):
+                size = min(gap, n - at)
+                for row in range(block.shape[0]):
+                    block[row, m + at : m + at + size] = block[row, start + at : start + at + size]
+            return block[:, : m + n]
+    return np.concatenate([low, high], axis=1)
 
 
 def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice) -> Batch | None:
