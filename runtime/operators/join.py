@@ -45,24 +45,21 @@ def _join_product(delta: ArrangedBatch, trace: Trace, delta_first: bool) -> Batc
     n = len(delta)
     cut = split_point(delta.key)
     arity = delta.key.shape[0] + delta.val.shape[0] + trace.val_arity
-    low_room, room = _room(trace, cut if cut is not None else n), _room(trace, n) + 16
-    out = np.empty((arity + delta.time.shape[0] + 1, room), np.int64)
+    room = 16 + int(trace.fanout * 1.25 * n)  # as the trace's recent fan-out suggests
     if cut is None:
-        m, out = _join_into(delta, trace, delta_first, out, arity)
+        m, out = _join_into(delta, trace, delta_first, np.empty((arity + delta.time.shape[0] + 1, room), np.int64), arity)
     else:
-        (m, out), (high, high_out) = both(lambda: _join_into(delta.take(slice(0, cut)), trace, delta_first, out[:, :low_room], arity),
-                                          lambda: _join_into(delta.take(slice(cut, None)), trace, delta_first, out[:, low_room:], arity))
-        out = _adjoined(out[:, :m], high_out[:, :high])
+        low_room = 16 + int(trace.fanout * 1.25 * cut)
+        block = np.empty((arity + delta.time.shape[0] + 1, room + 16), np.int64)
+        (m, low_out), (high, high_out) = both(
+            lambda: _join_into(delta.take(slice(0, cut)), trace, delta_first, block[:, :low_room], arity),
+            lambda: _join_into(delta.take(slice(cut, None)), trace, delta_first, block[:, low_room:], arity))
+        out = _adjoined(low_out[:, :m], high_out[:, :high])
         m += high
     trace.observe_fanout(n, m)
     if not m:
         return None
     return Batch(out[:arity, :m], out[arity:-1, :m], out[-1, :m])
-
-
-def _room(trace: Trace, probes: int) -> int:
-    """Room for the output of `probes` delta updates, as the trace's recent fan-out suggests."""
-    return 16 + int(trace.fanout * 1.25 * probes)
 
 
 def _join_into(delta: ArrangedBatch, trace: Trace, delta_first: bool, out: np.ndarray, arity: int):

@@ -90,8 +90,9 @@ class Trace:
         self._pending = None  # the future of an insert running on the other core
 
     def _settled(self) -> None:
-        """Wait for an insert running on the other core to finish (its errors are raised here).
-        Both halves of a split kernel call (runtime.parallel) may wait at once."""
+        """Wait for the insert running on the other core to finish (its errors are raised here).
+        Both halves of a split kernel call (runtime.parallel) may wait at once. (Callers check
+        `_pending` first: a single update's rounds read traces dozens of times.)"""
         pending = self._pending
         if pending is not None:
             pending.result()
@@ -111,7 +112,8 @@ class Trace:
 
     def __len__(self) -> int:
         """The number of updates held (the trace's size)."""
-        self._settled()
+        if self._pending is not None:
+            self._settled()
         return self._used()
 
     def _used(self) -> int:
@@ -120,7 +122,8 @@ class Trace:
     @property
     def ends(self) -> list[int]:
         """Where each segment ends in the store, oldest first."""
-        self._settled()
+        if self._pending is not None:
+            self._settled()
         return self._ends[: self._count].tolist()
 
     def __repr__(self):
@@ -174,7 +177,8 @@ class Trace:
         not to change afterwards."""
         if not len(batch.diff):
             return
-        self._settled()
+        if self._pending is not None:
+            self._settled()
         if not self.lattice.is_product:
             end = self._used()
             self._reserve(end + len(batch))
@@ -290,7 +294,8 @@ class Trace:
 
     def compact(self) -> None:
         """Merge every segment into one, fully compacted (used by tests and idle time)."""
-        self._settled()
+        if self._pending is not None:
+            self._settled()
         while self._count >= 2:
             a = int(self._ends[self._count - 3]) if self._count >= 3 else 0
             self._merge_last(a, int(self._ends[self._count - 2]), int(self._ends[self._count - 1]))
@@ -306,7 +311,8 @@ class Trace:
 
     def lookup(self, probe_key: np.ndarray) -> Matches:
         """All updates whose key equals a probe key (a column of `probe_key`), as `Matches`."""
-        self._settled()
+        if self._pending is not None:
+            self._settled()
         probes = probe_key.shape[1]
         size = 16 + int(self.fanout * 1.25 * probes) if probes and self._count else 0
         out = self._matches(size)
@@ -329,12 +335,14 @@ class Trace:
 
     def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(block, fences, segment ends): what kernels that walk the trace in place take."""
-        self._settled()
+        if self._pending is not None:
+            self._settled()
         return self.store, self.fence, self._ends[: self._count]
 
     def count(self, probe_key: np.ndarray) -> np.ndarray:
         """For each probe key, how many updates have it (an upper bound on its matches)."""
-        self._settled()
+        if self._pending is not None:
+            self._settled()
         return count_segments(self.store, self.fence, self._ends[: self._count], self.key_arity, probe_key)
 
     def contents(self) -> ArrangedBatch:
