@@ -58,7 +58,20 @@ def both(first, second):
     return half(first), later.result()
 
 
+_outstanding: list = []  # futures of work handed over by in_background, not yet waited for here
+
+
 def in_background(fn):
     """Start fn() on the other core; its future, or None when there is one core (the caller
     then does the work itself)."""
-    return _pool.submit(fn) if _pool is not None else None
+    if _pool is None:
+        return None
+    future = _pool.submit(fn)
+    _outstanding.append(future)
+    return future
+
+
+def finish_background() -> None:
+    """Wait for all the work handed over by in_background (its errors are raised here)."""
+    while _outstanding:
+        _outstanding.pop().result()

@@ -42,6 +42,7 @@ import numpy as np
 
 from runtime.batch import Batch
 from runtime.grouping import minimal_times
+from runtime.parallel import finish_background
 from runtime.progress import ProgressTracker, Summary
 from runtime.symbols import Codec, SymbolTable
 from runtime.times import ALTNEU, ITERATION, Antichain, Lattice
@@ -526,6 +527,7 @@ class Dataflow:
             gc.set_threshold(YOUNG, *threshold[1:])
         try:
             self._run(self.root_scope)
+            finish_background()  # inserts handed to the other core are part of the step
         finally:
             gc.set_threshold(*threshold)
             self._running = False

@@ -66,6 +66,7 @@ class ChangeCapture(Capture):
                 op.arrange()  # (what came before it first)
                 op.unarranged, op.unarranged_rows = [], 0
                 op.trace.insert(ArrangedBatch(batch.data, batch.data[:0], batch.time, batch.diff))
+                op.trace.wait()  # the batch goes to the caller, whose writes to it must not reach the history
             else:
                 op.unarranged[tail:] = [batch] if len(batch) else []
                 op.unarranged_rows += len(batch) - sum(len(b) for b in recent)

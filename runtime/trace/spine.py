@@ -20,7 +20,8 @@ other core (runtime.parallel) while this one goes on: every later use of the
 trace but its insertion bounds waits for that insert first. In a load, the
 insert of one round's updates overlaps with the rest of the round; a reader
 that need not look at the trace (distinct whose input it is, in a first load)
-does not wait for it at all.
+does not wait for it at all. A dataflow's step waits for every such insert
+before it returns, so no work of a step is left running after it.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class Trace:
         self.inserted = np.array([_MAX] + [_MIN] * lattice.depth, np.int64)
         self._pending = None  # the future of an insert running on the other core
 
-    def _settled(self) -> None:
+    def wait(self) -> None:
         """Wait for the insert running on the other core to finish (its errors are raised here).
         Both halves of a split kernel call (runtime.parallel) may wait at once. (Callers check
         `_pending` first: a single update's rounds read traces dozens of times.)"""
@@ -113,7 +114,7 @@ class Trace:
     def __len__(self) -> int:
         """The number of updates held (the trace's size)."""
         if self._pending is not None:
-            self._settled()
+            self.wait()
         return self._used()
 
     def _used(self) -> int:
@@ -123,7 +124,7 @@ class Trace:
     def ends(self) -> list[int]:
         """Where each segment ends in the store, oldest first."""
         if self._pending is not None:
-            self._settled()
+            self.wait()
         return self._ends[: self._count].tolist()
 
     def __repr__(self):
@@ -178,7 +179,7 @@ class Trace:
         if not len(batch.diff):
             return
         if self._pending is not None:
-            self._settled()
+            self.wait()
         if not self.lattice.is_product:
             end = self._used()
             self._reserve(end + len(batch))
@@ -295,7 +296,7 @@ class Trace:
     def compact(self) -> None:
         """Merge every segment into one, fully compacted (used by tests and idle time)."""
         if self._pending is not None:
-            self._settled()
+            self.wait()
         while self._count >= 2:
             a = int(self._ends[self._count - 3]) if self._count >= 3 else 0
             self._merge_last(a, int(self._ends[self._count - 2]), int(self._ends[self._count - 1]))
@@ -312,7 +313,7 @@ class Trace:
     def lookup(self, probe_key: np.ndarray) -> Matches:
         """All updates whose key equals a probe key (a column of `probe_key`), as `Matches`."""
         if self._pending is not None:
-            self._settled()
+            self.wait()
         probes = probe_key.shape[1]
         size = 16 + int(self.fanout * 1.25 * probes) if probes and self._count else 0
         out = self._matches(size)
@@ -336,13 +337,13 @@ class Trace:
     def parts(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(block, fences, segment ends): what kernels that walk the trace in place take."""
         if self._pending is not None:
-            self._settled()
+            self.wait()
         return self.store, self.fence, self._ends[: self._count]
 
     def count(self, probe_key: np.ndarray) -> np.ndarray:
         """For each probe key, how many updates have it (an upper bound on its matches)."""
         if self._pending is not None:
-            self._settled()
+            self.wait()
         return count_segments(self.store, self.fence, self._ends[: self._count], self.key_arity, probe_key)
 
     def contents(self) -> ArrangedBatch:

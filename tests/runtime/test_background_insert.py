@@ -81,6 +81,8 @@ def test_an_error_in_an_insert_on_the_other_core_is_raised_at_the_next_use(monke
     trace.insert(batch([((1, 2), 0, 1)], 1))  # handed over: no error yet
     with pytest.raises(MemoryError, match="no room"):
         trace.lookup(np.array([[1]], np.int64))
+    with pytest.raises(MemoryError, match="no room"):  # and at the end of a step
+        runtime.parallel.finish_background()
 
 
 def test_a_closure_with_every_insert_on_the_other_core_stays_exact(monkeypatch):
@@ -89,8 +91,8 @@ def test_a_closure_with_every_insert_on_the_other_core_stays_exact(monkeypatch):
     in_background = spine.in_background
 
     def spy(fn):
-        handed.append(fn)
-        return in_background(fn)
+        handed.append(in_background(fn))
+        return handed[-1]
 
     monkeypatch.setattr(spine, "in_background", spy)
     df = Dataflow()
@@ -112,4 +114,5 @@ def test_a_closure_with_every_insert_on_the_other_core_stays_exact(monkeypatch):
         start = len(handed)
         df.step()
         assert len(handed) > start  # the epoch's inserts were handed over
+        assert all(future.done() for future in handed[start:])  # and done within the step
         assert captured.contents() == {pair: 1 for pair in closure(graph)}, t
