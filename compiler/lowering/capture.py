@@ -7,7 +7,8 @@ whole history on every commit. `ChangeCapture` keeps the batches received
 since it was last drained apart: `drain(until)` consolidates just those with
 times before `until`, so a commit costs what changed, not what exists, and
 hands the consolidated batch -- already in arranged order -- to the history
-(for `read` and `change_log`), so nothing is sorted twice; a small one waits
+(for `read` and `change_log`), so nothing is sorted twice: a large one goes into
+the history's trace as it is, when the history is next read; a small one waits
 with the next ones to be arranged together, as the capture's batches do. It
 hands out columns; the session decodes them only when asked (compiler.results).
 """
@@ -20,7 +21,7 @@ from runtime.operators.capture import CaptureOp
 from runtime.trace import ArrangedBatch
 
 
-_ARRANGED_AT = 4096  # a drained batch of this many rows goes into the history's trace at once
+_ARRANGED_AT = 4096  # a drained batch of this many rows goes into the history's trace as it is
 
 
 class _ChangeCaptureOp(CaptureOp):
@@ -58,16 +59,18 @@ class ChangeCapture(Capture):
         history_is_recent = all_due and tail >= 0 and all(a is b for a, b in zip(op.unarranged[tail:], recent))
         batch = (batch if all_due else batch.take(due)).consolidate()
         if history_is_recent:
-            # The history's last unarranged batches are these: they wait, consolidated, to be
-            # arranged with the next ones; many rows go in now, in the arranged order they
-            # have (a bulk answer is not sorted a second time when it is read).
+            # The history's last unarranged batches are these: the consolidated batch, in
+            # arranged order, stands for them. A large one goes into the history's trace as it
+            # is when the history is next read (a bulk answer is neither sorted again nor
+            # copied when nobody reads it); small ones wait to be arranged together, at a read
+            # or once they outgrow the history, so many small commits are not kept one by one.
+            del op.unarranged[tail:]
+            op.unarranged_rows -= sum(len(b) for b in recent)
             if len(batch) >= _ARRANGED_AT:
-                del op.unarranged[tail:]
-                op.arrange()  # (what came before it first)
-                op.unarranged, op.unarranged_rows = [], 0
-                op.trace.insert(ArrangedBatch(batch.data, batch.data[:0], batch.time, batch.diff))
-                op.trace.wait()  # the batch goes to the caller, whose writes to it must not reach the history
-            else:
-                op.unarranged[tail:] = [batch] if len(batch) else []
-                op.unarranged_rows += len(batch) - sum(len(b) for b in recent)
+                op.arranged.append(ArrangedBatch(batch.data, batch.data[:0], batch.time, batch.diff))
+            elif len(batch):
+                op.unarranged.append(batch)
+                op.unarranged_rows += len(batch)
+            if op.unarranged_rows > max(_ARRANGED_AT, 2 * len(op.trace)):
+                op.arrange()
         return batch if len(batch) else None

@@ -35,6 +35,7 @@ class CaptureOp(Operator):
         # geometric merging keeps the cost of keeping up with history logarithmic.
         self.trace = Trace(stream.lattice, len(types), 0, name="capture")
         self.unarranged: list[Batch] = []  # received, not yet in the trace
+        self.arranged: list[ArrangedBatch] = []  # in arranged order already, not yet in the trace
         self.unarranged_rows = 0
         self.received = 0  # updates received, before consolidation
         super().__init__(dataflow, [[stream]], [stream.lattice], [])
@@ -51,6 +52,9 @@ class CaptureOp(Operator):
 
     def arrange(self) -> None:
         """Put the batches received so far into the trace."""
+        for batch in self.arranged:
+            self.trace.insert(batch)
+        self.arranged = []
         if self.unarranged:
             batch = Batch.concat(self.unarranged)
             self.unarranged, self.unarranged_rows = [], 0

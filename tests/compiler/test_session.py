@@ -119,6 +119,21 @@ def test_a_bulk_answer_is_sorted_once(monkeypatch):
     assert sum(1 for n in sizes if n >= len(answer)) == 1
 
 
+def test_many_small_commits_are_not_kept_one_by_one():
+    """A session's history keeps a commit's few changes with the next ones and arranges them
+    together once they outgrow what is arranged (as a plain capture does), so a long run of
+    small commits does not keep one batch per commit; reads and the change log see them all."""
+    s = session()
+    history = s._built.captures["reach"].op
+    for i in range(150):
+        s.insert("edge", [(100 * i + 2 * j, 100 * i + 2 * j + 1) for j in range(40)])  # 40 new reach rows
+        s.commit()
+        assert history.unarranged_rows <= max(4096, 2 * len(history.trace))
+    assert len(s.read("reach")) == 6000
+    log = s.change_log("reach")
+    assert len(log) == 6000 and {t for _, t, _ in log} == set(range(150))
+
+
 def test_inputs_are_multisets_and_relations_sets():
     s = session()
     s.insert("edge", [(1, 2), (1, 2)])
