@@ -20,6 +20,24 @@ def closure(edges):
         reach |= more
 
 
+def closure_dataflow():
+    """A transitive closure by iterate and distinct: (dataflow, edge input handle, capture)."""
+    df = Dataflow()
+    handle, edges = df.new_input("edges", 2)
+    paths = edges.iterate(lambda p: p.map_columns(lambda d: d[::-1])  # (y, x) for a path x -> y
+                          .join(edges)  # (y, x, z)
+                          .map_columns(lambda d: np.stack([d[1], d[2]]), arity=2)
+                          .concat(edges.enter(p.scope)).distinct())
+    return df, handle, paths.capture()
+
+
+def feed_epoch(handle, t, added, removed) -> None:
+    """Edges added and removed at time t, then the input advanced past it."""
+    handle.update_columns(np.array(added, np.int64).T.reshape(2, -1), diff=1, time=t)
+    handle.update_columns(np.array(removed, np.int64).T.reshape(2, -1), diff=-1, time=t)
+    handle.advance_to(t + 1)
+
+
 def test_distinct_reads_its_input_again_once_it_has_had_a_removal(monkeypatch):
     taken = []
     distinct = reduce_kernels.distinct
@@ -29,22 +47,14 @@ def test_distinct_reads_its_input_again_once_it_has_had_a_removal(monkeypatch):
         return distinct(*args, **kwargs)
 
     monkeypatch.setattr(reduce_kernels, "distinct", spy)
-    df = Dataflow()
-    handle, edges = df.new_input("edges", 2)
-    paths = edges.iterate(lambda p: p.map_columns(lambda d: d[::-1])  # (y, x) for a path x -> y
-                          .join(edges)  # (y, x, z)
-                          .map_columns(lambda d: np.stack([d[1], d[2]]), arity=2)
-                          .concat(edges.enter(p.scope)).distinct())
-    captured = paths.capture()
+    df, handle, captured = closure_dataflow()
     rng = random.Random(5)
     graph = {(rng.randrange(80), rng.randrange(80)) for _ in range(160)}  # rounds of hundreds of pairs
     epochs = [(sorted(graph), []), ([(80, 81), (81, 0)], [])]  # a load, then insertions only
     epochs.append(([], rng.sample(sorted(graph), 20)))  # then removals
     for t, (added, removed) in enumerate(epochs):
         graph = (graph | set(added)) - set(removed)
-        handle.update_columns(np.array(added, np.int64).T.reshape(2, -1), diff=1, time=t)
-        handle.update_columns(np.array(removed, np.int64).T.reshape(2, -1), diff=-1, time=t)
-        handle.advance_to(t + 1)
+        feed_epoch(handle, t, added, removed)
         start = len(taken)
         df.step()
         assert captured.contents() == {pair: 1 for pair in closure(graph)}, t
