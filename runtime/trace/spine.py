@@ -97,7 +97,8 @@ class Trace:
         pending = self._pending
         if pending is not None:
             pending.result()
-            self._pending = None
+            if self._pending is pending:
+                self._pending = None
 
     @property
     def only_insertions(self) -> bool:
