@@ -10,7 +10,7 @@ A half is never split again (there are two cores, and one thread to lend).
 
 The pool has two threads, so that a half handed over while a trace insert
 runs starts at once (sharing the cores for a while) instead of queueing behind
-it and leaving this thread to wait: tc-2k's batch 3.5-3.9 -> 3.0-3.2 s against
+it and leaving this thread to wait: tc-2k's batch 3.5-4.0 -> 3.0-3.2 s against
 one thread. Work starts in the order it was handed over, and only a half ever
 waits (for an insert handed over before it), so nothing waits for work queued
 behind it.
