@@ -227,7 +227,10 @@ def test_distinct_leaving_its_input_unread_equals_reading_it_when_it_may(data):
     sort = data.draw(st.booleans())
     got = kernels.distinct(key, times, kept_key, kept_time, *parts, sort=sort, input_before=True)
     want = kernels.distinct(key, times, kept_key, kept_time, *parts, sort=sort)
-    assert [a.tolist() for a in got] == [b.tolist() for b in want]
+    assert [a.tolist() for a in got[:3]] == [b.tolist() for b in want[:3]]
+    # The pairs for later in any order: a key set aside as not a chain when its input is read
+    # (and its times with it) may be a chain without it, and its later pairs then come first.
+    assert sorted(zip(got[3].T.tolist(), got[4].T.tolist())) == sorted(zip(want[3].T.tolist(), want[4].T.tolist()))
 
 
 @settings(max_examples=100, deadline=None)
