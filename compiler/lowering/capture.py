@@ -33,9 +33,7 @@ class _ChangeCaptureOp(CaptureOp):
         # Not arranged here when large, as a plain capture's are: the commit that drains it
         # consolidates it and hands that to the history, and arranging it here as well sorted a
         # bulk answer twice (tc-2k: 0.2 s). Until then `recent` holds it either way.
-        self.received += len(batch)
-        self.unarranged.append(batch)
-        self.unarranged_rows += len(batch)
+        self.hold(batch)
         self.recent.append(batch)
 
 

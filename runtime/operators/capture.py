@@ -44,11 +44,15 @@ class CaptureOp(Operator):
         self.keep(one_batch(self.receive(0)))
 
     def keep(self, batch: Batch) -> None:
+        self.hold(batch)
+        if self.unarranged_rows > max(4096, 2 * len(self.trace)):
+            self.arrange()
+
+    def hold(self, batch: Batch) -> None:
+        """Count the batch in and keep it unarranged."""
         self.received += len(batch)
         self.unarranged.append(batch)
         self.unarranged_rows += len(batch)
-        if self.unarranged_rows > max(4096, 2 * len(self.trace)):
-            self.arrange()
 
     def arrange(self) -> None:
         """Put the batches received so far into the trace."""
