@@ -489,6 +489,94 @@ def distinct_general(el, bounds, group, frontier, depth):
     return out_g[:n_out], out_t[:, :n_out], out_d[:n_out], later_g[:n_later], later_t[:, :n_later]
 
 
+@helper
+def _level_sweep(el, order, size, y_new, frontier, input_before, key, p, out_k, out_t, out_d, n_out, later_k, later_t, n_later):
+    """Distinct for a key whose new times all have the y-coordinate y_new but whose times are
+    no chain (a loop's round over several epochs at once: the round's new times beside
+    histories at other iterations). `order` sorts the key's elements (columns of el: x, y,
+    kind, diff) by (x, y); the arrays have room for `size` more entries.
+
+    With x0 the least new x, the interesting times at y_new are (x, y_new) for each x >= x0
+    of an element at or below y_new: a chain in x, swept like one, and an element above y_new
+    is at or before none of them. Above y_new, the least interesting time at height y is
+    (max(x0, least x of an element at y), y). If each of those is in advance of the frontier,
+    the minimal ones are kept for later with the first swept time in advance of it (every
+    other later time is at or after one of them) and this returns (True, n_out, n_later).
+    Otherwise some time above y_new is due now: nothing is written and it returns False, for
+    distinct_general."""
+    k = key.shape[0]
+    x0 = _LAST
+    for r in range(size):
+        if el[2, r] == 0:
+            x0 = min(x0, el[0, r])
+    # The minimal times above y_new, in x order: the lowest of the elements at or left of x0
+    # (at x0, all of them), then each element right of x0 lower than every one before it.
+    least_y = _LAST
+    r = 0
+    while r < size and el[0, order[r]] <= x0:
+        if el[1, order[r]] > y_new:
+            least_y = min(least_y, el[1, order[r]])
+        r += 1
+    n_kept = n_later
+    x, y = x0, least_y
+    while True:
+        if y != _LAST:
+            if not _in_advance(frontier, x, y):
+                return False, n_out, n_later
+            for c in range(k):
+                later_k[c, n_kept] = key[c, p]
+            later_t[0, n_kept] = x
+            later_t[1, n_kept] = y
+            n_kept += 1
+            y = _LAST
+        if r == size:
+            break
+        e = order[r]
+        r += 1
+        if y_new < el[1, e] < least_y:
+            x = el[0, e]
+            y = least_y = el[1, e]
+    acc_in = input_before
+    acc_out = 0
+    acc_e = 0
+    r = 0
+    while r < size:
+        x = el[0, order[r]]
+        low = False
+        while r < size and el[0, order[r]] == x:
+            e = order[r]
+            if el[1, e] <= y_new:
+                low = True
+                if el[2, e] == 1:
+                    acc_in += el[3, e]
+                elif el[2, e] == 2:
+                    acc_out += el[3, e]
+            r += 1
+        if x < x0 or not low:
+            continue
+        if _in_advance(frontier, x, y_new):
+            # Every swept time from here on is at or after this one, and so is every time
+            # above y_new that is not left of it.
+            while n_kept > n_later and later_t[0, n_kept - 1] >= x:
+                n_kept -= 1
+            for c in range(k):
+                later_k[c, n_kept] = key[c, p]
+            later_t[0, n_kept] = x
+            later_t[1, n_kept] = y_new
+            n_kept += 1
+            break
+        e = (1 if acc_in > 0 else 0) - acc_out - acc_e
+        if e != 0:
+            acc_e += e
+            for c in range(k):
+                out_k[c, n_out] = key[c, p]
+            out_t[0, n_out] = x
+            out_t[1, n_out] = y_new
+            out_d[n_out] = e
+            n_out += 1
+    return True, n_out, n_kept
+
+
 @kernel(M, M, M, M, I, C, C, V, C, C, V, M, M, I)
 def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_ends, out_store, out_fence, out_ends, since, frontier, input_before):
     """Distinct's whole update for keys without values, in epoch or (epoch, iteration) time.
@@ -698,7 +786,17 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
                     n_out += 1
             p = q
             continue
-        # Not a chain: set the key's elements aside for distinct_general.
+        if d == 2:
+            level = True
+            for r in range(1, q - p):
+                level = level and el[1, r] == el[1, 0]
+            if level:
+                done, n_out, n_later = _level_sweep(el, order, size, el[1, 0], frontier, input_before, key, p,
+                                                    out_k, out_t, out_d, n_out, later_k, later_t, n_later)
+                if done:
+                    p = q
+                    continue
+        # Not a chain, nor one level of new times: set the key's elements aside for distinct_general.
         if n_aside + size > aside.shape[1]:
             aside = grown_block(aside, n_aside + size)
         if n_general + 2 > general.shape[1]:

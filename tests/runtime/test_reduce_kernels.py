@@ -122,6 +122,40 @@ def test_distinct_equals_its_definition(data):
         inputs.append(_consolidated(zip(times[:split], diffs[:split])))
         outputs.append(_consolidated([(t, 1) for t in times[split:]][: len(times) // 3]))
     frontier = data.draw(st.lists(time, max_size=2))
+    _assert_distinct_is_its_definition(data, depth, new, inputs, outputs, frontier)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_distinct_of_one_round_equals_its_definition(data):
+    """A loop's round over several epochs at once: each key's new times share their
+    iteration, beside histories at earlier and later iterations and other epochs (no chain:
+    distinct_fused sweeps the round's level itself when every later time is in advance of
+    the frontier, else sets the key aside)."""
+    ngroups = data.draw(st.integers(1, 4))
+    time = st.tuples(st.integers(0, 6), st.integers(0, 6))
+    new, inputs, outputs = [], [], []
+    for _ in range(ngroups):
+        level = data.draw(st.integers(0, 6))
+        new.append(sorted(set(data.draw(st.lists(st.integers(0, 6), min_size=1, max_size=4)))))
+        new[-1] = [(x, level) for x in new[-1]]
+        history = data.draw(st.lists(time, max_size=14))
+        diffs = data.draw(st.lists(st.sampled_from([-1, 1, 2]), min_size=len(history), max_size=len(history)))
+        split = data.draw(st.integers(0, len(history)))
+        inputs.append(_consolidated(zip(history[:split], diffs[:split])))
+        outputs.append(_consolidated([(t, 1) for t in history[split:]]))
+    # The frontier of a round: epochs from some one on at the next iteration, later epochs at
+    # any; sometimes another.
+    epoch, iteration = data.draw(st.integers(0, 6)), data.draw(st.integers(0, 7))
+    frontier = [(epoch, iteration)] + data.draw(st.lists(time, max_size=1))
+    _assert_distinct_is_its_definition(data, 2, new, inputs, outputs, frontier)
+
+
+def _assert_distinct_is_its_definition(data, depth, new, inputs, outputs, frontier):
+    """kernels.distinct on the groups' new times and histories (traces of one or two
+    segments), with kept pairs carried along, against _brute_distinct."""
+    ngroups = len(new)
+    time = st.tuples(*[st.integers(0, 5)] * depth)
     frontier = [f for f in frontier if not any(_le(o, f) and o != f for o in frontier)]
     lattice = Lattice(("epoch", "iteration")[:depth])
     traces = []
