@@ -426,11 +426,13 @@ def ready_work(key, time, pend_key, pend_time, frontier):
 def distinct_general(el, bounds, group, frontier, depth):
     """distinct_fused's work for the keys whose times are not a chain (set aside by it, so
     this is compiled only by programs that meet one): key i's elements are the columns
-    bounds[i]:bounds[i+1] of `el` (x, y, kind, diff), its position group[i]. The
-    interesting times come from `_sweep_closure`; then, in x order, prefix sums of the
-    input, the output and the corrections made so far over Fenwick trees indexed by the
-    y-coordinates. Returns (position, time, diff) of the corrections and (position, time)
-    of the later work, by key then time."""
+    bounds[i]:bounds[i+1] of `el` (x, y, kind, diff), its position group[i]. A key whose
+    new times share their y-coordinate takes `_level_sweep` (a loop's round over several
+    epochs at once: one sort and one pass). Otherwise, or when that finds a time above the
+    level due now, the interesting times come from `_sweep_closure`; then, in x order,
+    prefix sums of the input, the output and the corrections made so far over Fenwick trees
+    indexed by the y-coordinates. Returns (position, time, diff) of the corrections and
+    (position, time) of the later work, by key then time."""
     d = depth
     out_g, out_t, out_d = np.empty(16, np.int64), np.empty((d, 16), np.int64), np.empty(16, np.int64)
     later_g, later_t = np.empty(16, np.int64), np.empty((d, 16), np.int64)
@@ -449,10 +451,24 @@ def distinct_general(el, bounds, group, frontier, depth):
     cand_t = np.empty((d, 16), np.int64)
     bits = np.zeros((3, width + 1), np.int64)  # Fenwick trees over the y-coordinates: input, output, corrections
     bit_in, bit_out, bit_e = bits[0], bits[1], bits[2]
+    positions = np.empty((1, group.shape[0]), np.int64)  # the keys for _level_sweep: their positions
+    for i in range(group.shape[0]):
+        positions[0, i] = group[i]
     for i in range(group.shape[0]):
         lo, hi = bounds[i], bounds[i + 1]
         size = hi - lo
         g = group[i]
+        level = _new_level(el, lo, hi) if d == 2 else _LAST
+        if level != _LAST:
+            if n_out + size > out_d.shape[0]:
+                out_g, out_t, out_d = grown_row(out_g, n_out + size), grown_block(out_t, n_out + size), grown_row(out_d, n_out + size)
+            if n_later + size > later_g.shape[0]:
+                later_g, later_t = grown_row(later_g, n_later + size), grown_block(later_t, n_later + size)
+            done, n_out, n_later = _level_sweep(el[:, lo:hi], size, level, frontier, positions, i,
+                                                out_g.reshape(1, out_g.shape[0]), out_t, out_d, n_out,
+                                                later_g.reshape(1, later_g.shape[0]), later_t, n_later)
+            if done:
+                continue
         for r in range(size):
             gx[r] = el[0, lo + r]
             gy[r] = el[1, lo + r]
@@ -490,11 +506,23 @@ def distinct_general(el, bounds, group, frontier, depth):
 
 
 @helper
-def _level_sweep(el, order, size, y_new, frontier, input_before, key, p, out_k, out_t, out_d, n_out, later_k, later_t, n_later):
-    """Distinct for a key whose new times all have the y-coordinate y_new but whose times are
+def _new_level(el, lo, hi):
+    """The y-coordinate the new elements (kind 0) among columns lo:hi of el share, or _LAST."""
+    y = _LAST
+    for r in range(lo, hi):
+        if el[2, r] == 0:
+            if y != _LAST and el[1, r] != y:
+                return _LAST
+            y = el[1, r]
+    return y
+
+
+@helper
+def _level_sweep(el, size, y_new, frontier, key, p, out_k, out_t, out_d, n_out, later_k, later_t, n_later):
+    """Distinct for a key whose new times all have the y-coordinate y_new though its times are
     no chain (a loop's round over several epochs at once: the round's new times beside
-    histories at other iterations). `order` sorts the key's elements (columns of el: x, y,
-    kind, diff) by (x, y); the arrays have room for `size` more entries.
+    histories at other iterations). `el` holds the key's elements (x, y, kind, diff) sorted
+    by (x, y); the key is key[:, p]; the out arrays have room for `size` more.
 
     With x0 the least new x, the interesting times at y_new are (x, y_new) for each x >= x0
     of an element at or below y_new: a chain in x, swept like one, and an element above y_new
@@ -503,7 +531,7 @@ def _level_sweep(el, order, size, y_new, frontier, input_before, key, p, out_k, 
     the minimal ones are kept for later with the first swept time in advance of it (every
     other later time is at or after one of them) and this returns (True, n_out, n_later).
     Otherwise some time above y_new is due now: nothing is written and it returns False, for
-    distinct_general."""
+    the general closure."""
     k = key.shape[0]
     x0 = _LAST
     for r in range(size):
@@ -513,9 +541,9 @@ def _level_sweep(el, order, size, y_new, frontier, input_before, key, p, out_k, 
     # (at x0, all of them), then each element right of x0 lower than every one before it.
     least_y = _LAST
     r = 0
-    while r < size and el[0, order[r]] <= x0:
-        if el[1, order[r]] > y_new:
-            least_y = min(least_y, el[1, order[r]])
+    while r < size and el[0, r] <= x0:
+        if el[1, r] > y_new:
+            least_y = min(least_y, el[1, r])
         r += 1
     n_kept = n_later
     x, y = x0, least_y
@@ -531,26 +559,24 @@ def _level_sweep(el, order, size, y_new, frontier, input_before, key, p, out_k, 
             y = _LAST
         if r == size:
             break
-        e = order[r]
+        if y_new < el[1, r] < least_y:
+            x = el[0, r]
+            y = least_y = el[1, r]
         r += 1
-        if y_new < el[1, e] < least_y:
-            x = el[0, e]
-            y = least_y = el[1, e]
-    acc_in = input_before
+    acc_in = 0
     acc_out = 0
     acc_e = 0
     r = 0
     while r < size:
-        x = el[0, order[r]]
+        x = el[0, r]
         low = False
-        while r < size and el[0, order[r]] == x:
-            e = order[r]
-            if el[1, e] <= y_new:
+        while r < size and el[0, r] == x:
+            if el[1, r] <= y_new:
                 low = True
-                if el[2, e] == 1:
-                    acc_in += el[3, e]
-                elif el[2, e] == 2:
-                    acc_out += el[3, e]
+                if el[2, r] == 1:
+                    acc_in += el[3, r]
+                elif el[2, r] == 2:
+                    acc_out += el[3, r]
             r += 1
         if x < x0 or not low:
             continue
@@ -786,24 +812,14 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
                     n_out += 1
             p = q
             continue
-        if d == 2:
-            level = True
-            for r in range(1, q - p):
-                level = level and el[1, r] == el[1, 0]
-            if level:
-                done, n_out, n_later = _level_sweep(el, order, size, el[1, 0], frontier, input_before, key, p,
-                                                    out_k, out_t, out_d, n_out, later_k, later_t, n_later)
-                if done:
-                    p = q
-                    continue
-        # Not a chain, nor one level of new times: set the key's elements aside for distinct_general.
+        # Not a chain: set the key's elements aside for distinct_general.
         if n_aside + size > aside.shape[1]:
             aside = grown_block(aside, n_aside + size)
         if n_general + 2 > general.shape[1]:
             general = grown_block(general, n_general + 2)
         for r in range(size):
             for c in range(4):
-                aside[c, n_aside + r] = el[c, r]
+                aside[c, n_aside + r] = el[c, order[r]]  # sorted by (x, y), as distinct_general takes them
         for c in range(k):
             general[c, n_general] = key[c, p]
         n_general += 1
