@@ -16,7 +16,7 @@ Build a dataflow from inputs and collection operators, step it, read captures:
 
 from runtime.collection import Collection, Scope, Variable, iterate
 from runtime.delta_query import delta_query
-from runtime.memory import use_small_pages
+from runtime.memory import keep_freed_memory, use_small_pages
 from runtime.operators.arrange import Arranged
 from runtime.operators.capture import Capture
 from runtime.operators.input import InputHandle
@@ -24,6 +24,7 @@ from runtime.times import ALTNEU, EPOCH, ITERATION, Antichain, Lattice
 from runtime.worker import Dataflow, DataflowError
 
 use_small_pages()
+keep_freed_memory()
 
 __all__ = [
     "ALTNEU", "EPOCH", "ITERATION", "Antichain", "Arranged", "Capture", "Collection", "Dataflow",
