@@ -17,8 +17,9 @@ again, at ~3 us a page here and more the more memory the process holds. Told not
 map blocks of their own and not to give freed memory back below 2 GB at the top of
 its heap, glibc serves them from memory the process already touched: tc-5k's batch
 (15.9M answer rows) 12.95 -> 9.38 s with 2.65M -> 1.39M page faults and peak RSS
-+1.4%, tc-2k's 2.47-2.58 -> 2.13-2.19 s for +14% peak RSS. The cost: a process does
-not shrink after a large answer until it exits.
++1.4%, tc-2k's 2.47-2.58 -> 2.13-2.19 s for +14% peak RSS. The cost: freed memory goes
+back to the system only when more than 2 GB of it lies free at the top of the heap, so a
+process stays near its peak size after a large answer.
 
 Both are settings of the whole process. A user who has chosen -- NUMPY_MADVISE_HUGEPAGE,
 or glibc's MALLOC_MMAP_MAX_, MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES -- is left alone;
