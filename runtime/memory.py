@@ -59,6 +59,6 @@ def keep_freed_memory() -> bool:
     try:
         libc = ctypes.CDLL(None)
         libc.gnu_get_libc_version  # glibc's alone
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # where the process's own symbols cannot be opened (Windows)
         return False
     return bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))

@@ -530,7 +530,7 @@ def _level_sweep(el, size, y_new, frontier, key, p, out_k, out_t, out_d, n_out, 
     (max(x0, least x of an element at y), y). If each of those is in advance of the frontier,
     the minimal ones are kept for later with the first swept time in advance of it (every
     other later time is at or after one of them) and this returns (True, n_out, n_later).
-    Otherwise some time above y_new is due now: nothing is written and it returns False, for
+    Otherwise some time above y_new is due now: it returns False having kept nothing, for
     the general closure."""
     k = key.shape[0]
     x0 = _LAST

@@ -130,8 +130,8 @@ def test_distinct_equals_its_definition(data):
 def test_distinct_of_one_round_equals_its_definition(data):
     """A loop's round over several epochs at once: each key's new times share their
     iteration, beside histories at earlier and later iterations and other epochs (no chain:
-    distinct_fused sweeps the round's level itself when every later time is in advance of
-    the frontier, else sets the key aside)."""
+    distinct_fused sets the key aside, and distinct_general sweeps the round's level when
+    every later time is in advance of the frontier, else takes the closure)."""
     ngroups = data.draw(st.integers(1, 4))
     time = st.tuples(st.integers(0, 6), st.integers(0, 6))
     new, inputs, outputs = [], [], []
