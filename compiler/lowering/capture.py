@@ -69,6 +69,5 @@ class ChangeCapture(Capture):
             elif len(batch):
                 op.unarranged.append(batch)
                 op.unarranged_rows += len(batch)
-            if op.unarranged_rows > max(_ARRANGED_AT, 2 * len(op.trace)):
-                op.arrange()
+            op.bound()
         return batch if len(batch) else None

@@ -25,6 +25,9 @@ from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
 
 
+_UNARRANGED_FLOOR = 4096  # unarranged rows always allowed, however small the trace
+
+
 class CaptureOp(Operator):
     name = "capture"
     merges_input = True
@@ -45,7 +48,12 @@ class CaptureOp(Operator):
 
     def keep(self, batch: Batch) -> None:
         self.hold(batch)
-        if self.unarranged_rows > max(4096, 2 * len(self.trace)):
+        self.bound()
+
+    def bound(self) -> None:
+        """Arrange once the unarranged rows outgrow twice the trace (memory stays within a
+        constant factor of the consolidated history)."""
+        if self.unarranged_rows > max(_UNARRANGED_FLOOR, 2 * len(self.trace)):
             self.arrange()
 
     def hold(self, batch: Batch) -> None:
