@@ -51,14 +51,15 @@ _M_MMAP_MAX = -4
 _ALLOCATOR_SETTINGS = ("MALLOC_MMAP_MAX_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
 
 
-def keep_freed_memory() -> bool:
+def keep_freed_memory() -> None:
     """Have glibc's malloc reuse freed memory instead of mapping fresh pages, unless the
-    environment chose; returns whether it now does."""
+    environment chose."""
     if any(name in os.environ for name in _ALLOCATOR_SETTINGS):
-        return False
+        return
     try:
         libc = ctypes.CDLL(None)
         libc.gnu_get_libc_version  # glibc's alone
     except (OSError, AttributeError, TypeError):  # where the process's own symbols cannot be opened (Windows)
-        return False
-    return bool(libc.mallopt(_M_MMAP_MAX, 0)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
+        return
+    libc.mallopt(_M_MMAP_MAX, 0)
+    libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1)
