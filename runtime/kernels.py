@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import types as nt
 
-from runtime.jit import helper, kernel
+from runtime.jit import borrowed, helper, kernel
 
 # Any layout: numpy's fancy indexing yields both C- and F-ordered blocks, and one
 # compiled specialisation (cached on disk) serves them all.
@@ -99,6 +99,7 @@ def _seek(lead, key, probe_lead, probe_key, i, lo):
 @kernel(V, M, V, M)
 def lookup_positions(lead, key, probe_lead, probe_key):
     """(probe index, batch position) for every batch update whose key equals a probe's."""
+    lead, key, probe_lead, probe_key = borrowed(lead), borrowed(key), borrowed(probe_lead), borrowed(probe_key)
     n = lead.shape[0]
     owner = np.empty(max(16, probe_lead.shape[0]), np.int64)
     pos = np.empty(owner.shape[0], np.int64)
@@ -343,6 +344,7 @@ def lex_order(first, rows, time):
     from the least significant. Tiny inputs take an insertion sort. A `first`
     equal to rows[0] (an arrangement's leading key column) is no extra key.
     """
+    first, rows, time = borrowed(first), borrowed(rows), borrowed(time)
     n = max(first.shape[0], rows.shape[1], time.shape[1])
     if n <= _INSERTION:
         order = _identity(n)
@@ -399,6 +401,7 @@ def sort_rows(first, rows):
     Input made of a few sorted runs (an arranged batch, or such batches one
     after the other) is merged run by run in linear passes instead.
     """
+    first, rows = borrowed(first), borrowed(rows)
     n = first.shape[0]
     bounds = [0]
     while bounds[-1] < n and len(bounds) <= _MERGE_RUNS:
@@ -425,6 +428,7 @@ def dense_rows(first, rows):
     Returns (ids, representatives): ids[i] is column i's number and column
     representatives[j] is the first (in input order) with number j.
     """
+    first, rows = borrowed(first), borrowed(rows)
     n = first.shape[0]
     order = sort_rows(first, rows)
     ids = np.empty(n, np.int64)
@@ -442,6 +446,7 @@ def dense_rows(first, rows):
 @kernel(M, M)
 def in_advance_product(frontier, times):
     """For each column of `times`: is some column of `frontier` <= it in every coordinate?"""
+    frontier, times = borrowed(frontier), borrowed(times)
     n = times.shape[1]
     out = np.zeros(n, np.bool_)
     for i in range(n):
@@ -496,6 +501,7 @@ def arrange(lead, cols, time, diff):
     passes, so only the diffs are gathered; otherwise a sort of positions
     (`lex_order`) and a gather of every column.
     """
+    lead, cols, time, diff = borrowed(lead), borrowed(cols), borrowed(time), borrowed(diff)
     n = diff.shape[0]
     use_first = not _first_is_lead(lead, cols)
     if n > _INSERTION:
@@ -587,6 +593,7 @@ def minimal_pairs(times):
     minimal; the next minimal time is the least x among times with smaller y.
     Cost: n times the antichain's size, which is small (iterations in flight).
     """
+    times = borrowed(times)
     d, n = times.shape
     if n == 0:
         return times[:, :0].copy()

@@ -12,7 +12,7 @@ so no intermediate list of matches is built and gathered again.
 
 from __future__ import annotations
 
-from runtime.jit import kernel
+from runtime.jit import borrowed, kernel
 from runtime.kernels import I, M, V
 from runtime.trace.kernels import C, _key_equal, _key_less, _probe_less, _probes_sorted, _seek, _skip_probes
 
@@ -24,6 +24,9 @@ def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delta_first, 
     delta values) when not `delta_first` -- at the times' coordinate-wise maximum with
     the product of the diffs, written to the out arrays. Returns how many, or minus the
     number needed when the out arrays are too small (what was written is then garbage)."""
+    dkey, dval, dtime, ddiff = borrowed(dkey), borrowed(dval), borrowed(dtime), borrowed(ddiff)
+    store, fence, ends = borrowed(store), borrowed(fence), borrowed(ends)
+    out_data, out_time, out_diff = borrowed(out_data), borrowed(out_time), borrowed(out_diff)
     room = out_diff.shape[0]
     n = dkey.shape[1]
     v1 = dval.shape[0]

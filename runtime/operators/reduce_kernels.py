@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from runtime.jit import helper, inlined, kernel
+from runtime.jit import borrowed, helper, inlined, kept_alive, kernel
 from runtime.kernels import I, M, V, grown_block, grown_row, lex_order, nt, same_columns
 from runtime.trace.kernels import C, _key_equal, _seek
 
@@ -376,6 +376,7 @@ def ready_work(key, time, pend_key, pend_time, frontier):
     caller skips it when nothing is kept and one arranged batch came: a first run
     compiles it only for a program that keeps work.)
     """
+    key, time, pend_key, pend_time, frontier = borrowed(key), borrowed(time), borrowed(pend_key), borrowed(pend_time), borrowed(frontier)
     k, d = key.shape[0], time.shape[0]
     n, m = key.shape[1], pend_key.shape[1]
     ready = np.zeros(m, np.bool_)
@@ -618,12 +619,19 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     their bounds and their keys.
     """
     if sort:
-        key, time, kept_key, kept_time = ready_work(key, time, kept_key, kept_time, frontier)
+        work_key, work_time, kept_key, kept_time = ready_work(key, time, kept_key, kept_time, frontier)
+    else:
+        work_key, work_time = key, time
+    key, time = borrowed(work_key), borrowed(work_time)
+    in_store, in_fence, in_ends = borrowed(in_store), borrowed(in_fence), borrowed(in_ends)
+    out_store, out_fence, out_ends = borrowed(out_store), borrowed(out_fence), borrowed(out_ends)
+    since, frontier = borrowed(since), borrowed(frontier)
     n = key.shape[1]
     k = key.shape[0]
     d = time.shape[0]
     n_in = in_ends.shape[0]
-    segments = n_in + out_ends.shape[0]
+    n_segs_out = out_ends.shape[0]
+    segments = n_in + n_segs_out
     cur = np.zeros(segments, np.int64)  # each segment's position: keys come ascending
     first = np.zeros(segments, np.int64)  # the current key's updates in each segment: [first, stop)
     stop = np.zeros(segments, np.int64)
@@ -633,12 +641,10 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
             head[s, c] = _FIRST
     for s in range(1, n_in):
         cur[s] = in_ends[s - 1]
-    for s in range(1, out_ends.shape[0]):
+    for s in range(1, n_segs_out):
         cur[n_in + s] = out_ends[s - 1]
     single = since.shape[1] == 1
     # One group's elements, a column each: x, y, kind (0 new, 1 input, 2 output), diff.
-    # Arrays are grown between groups, never inside the loops that fill them (an array
-    # that may be replaced in a loop is reloaded on every access there).
     el = np.empty((4, 64), np.int64)
     order = np.empty(64, np.int64)
     out_k = np.empty((k, 64), np.int64)
@@ -659,162 +665,176 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     n_aside = 0
     n_general = 0
     p = 0
+    size = 0  # the sought key's element count
+    sought = False  # the key at p is sought: first/stop hold where its history is
     while p < n:
-        q = p + 1
-        while q < n and _key_equal(key, q, key, p, k):
-            q += 1
-        # Where the key's history is in every segment of the input, then the output trace:
-        # [first, stop). A segment whose next key (its head) is beyond this key is skipped
-        # on one comparison with the cached head, without touching the segment.
-        size = q - p
-        for s in range(segments):
-            beyond = False
-            for c in range(k):
-                if head[s, c] != key[c, p]:
-                    beyond = head[s, c] > key[c, p]
-                    break
-            if beyond:
-                first[s] = stop[s] = 0
-                continue
-            # One code path for both traces: each inlined helper is compiled once per call site.
-            inside = s < n_in
-            store = in_store if inside else out_store
-            fence = in_fence if inside else out_fence
-            if inside:
-                start = in_ends[s - 1] if s else 0
-                end = in_ends[s]
-            else:
-                start = out_ends[s - n_in - 1] if s > n_in else 0
-                end = out_ends[s - n_in]
-            j = _seek(store, fence, k, start, end, key, p, cur[s])
-            e = j
-            while e < end and _key_equal(store, e, key, p, k):
-                e += 1
-            for c in range(k):
-                head[s, c] = _LAST if e == end else store[c, e]
-            first[s] = j
-            stop[s] = e
-            cur[s] = e
-            size += e - j
+        # Arrays grow here, between runs of the key loop, never inside it: numba counts a
+        # reference (an atomic add) every time a loop passes an array variable the loop may
+        # assign, and those counts were a third of this kernel's time.
         if size > el.shape[1]:
             el, order = grown_block(el, size), grown_row(order, size)
         if n_out + size > out_d.shape[0]:
             out_k, out_t, out_d = grown_block(out_k, n_out + size), grown_block(out_t, n_out + size), grown_row(out_d, n_out + size)
         if n_later + size > later_t.shape[1]:
             later_k, later_t = grown_block(later_k, n_later + size), grown_block(later_t, n_later + size)
-        m = 0
-        for r in range(p, q):
-            el[0, m] = time[0, r]
-            el[1, m] = time[1, r] if d == 2 else 0
-            el[2, m] = 0
-            el[3, m] = 0
-            m += 1
-        for s in range(segments):
-            inside = s < n_in
-            store = in_store if inside else out_store
-            for j in range(first[s], stop[s]):
-                for c in range(d):
-                    t = store[k + c, j]
-                    if single:
-                        t = max(t, since[c, 0])
-                    elif since.shape[1]:
-                        best = max(t, since[c, 0])
-                        for f in range(1, since.shape[1]):
-                            best = min(best, max(t, since[c, f]))
-                        t = best
-                    el[c, m] = t
-                if d == 1:
-                    el[1, m] = 0
-                el[2, m] = 1 if inside else 2
-                el[3, m] = store[k + d, j]
-                m += 1
-        # One new time t (element 0) and every time of the history at or before it (most keys
-        # of a first load's rounds): the history in any order, then t, is a chain for the sweep
-        # (it sums the history, then corrects at t alone, the join-closure): no sort.
-        below = q - p == 1
-        r = 1
-        while below and r < size:
-            below = el[0, r] <= el[0, 0] and el[1, r] <= el[1, 0]
-            r += 1
-        chain = True
-        if below:
-            for a in range(size - 1):
-                order[a] = a + 1
-            order[size - 1] = 0
-        else:
-            if size <= CHAIN_LIMIT:  # insertion sort by (x, y), here: a helper call costs more
-                for a in range(size):
-                    b = a - 1
-                    while b >= 0 and (el[0, order[b]] > el[0, a] or (el[0, order[b]] == el[0, a] and el[1, order[b]] > el[1, a])):
-                        order[b + 1] = order[b]
-                        b -= 1
-                    order[b + 1] = a
-            else:
-                _order_by_xy(el, size, order)
-            for r in range(1, size):
-                if el[1, order[r]] < el[1, order[r - 1]]:
-                    chain = False
-                    break
-        if chain:
-            # A chain's join-closure is itself: the interesting times are its times at or
-            # after its first new time, and one sweep accumulates everything as plain sums.
-            acc_in = input_before
-            acc_out = 0
-            acc_e = 0
-            started = False
-            r = 0
-            while r < size:
-                x = el[0, order[r]]
-                y = el[1, order[r]]
-                while r < size and el[0, order[r]] == x and el[1, order[r]] == y:
-                    e = order[r]
-                    if el[2, e] == 0:
-                        started = True
-                    elif el[2, e] == 1:
-                        acc_in += el[3, e]
-                    else:
-                        acc_out += el[3, e]
-                    r += 1
-                if not started:
-                    continue
-                if _in_advance(frontier, x, y):
-                    # The chain's times from here on are at or after this one: it alone is
-                    # deferred (when it is done, their join-closure with it brings them back).
-                    for c in range(k):
-                        later_k[c, n_later] = key[c, p]
-                    later_t[0, n_later] = x
-                    if d == 2:
-                        later_t[1, n_later] = y
-                    n_later += 1
-                    break
-                e = (1 if acc_in > 0 else 0) - acc_out - acc_e
-                if e != 0:
-                    acc_e += e
-                    for c in range(k):
-                        out_k[c, n_out] = key[c, p]
-                    out_t[0, n_out] = x
-                    if d == 2:
-                        out_t[1, n_out] = y
-                    out_d[n_out] = e
-                    n_out += 1
-            p = q
-            continue
-        # Not a chain: set the key's elements aside for distinct_general.
         if n_aside + size > aside.shape[1]:
             aside = grown_block(aside, n_aside + size)
         if n_general + 2 > general.shape[1]:
             general = grown_block(general, n_general + 2)
-        for r in range(size):
-            for c in range(4):
-                aside[c, n_aside + r] = el[c, order[r]]  # sorted by (x, y), as distinct_general takes them
-        for c in range(k):
-            general[c, n_general] = key[c, p]
-        n_general += 1
-        n_aside += size
-        if n_general + 1 > bounds_aside.shape[0]:
-            bounds_aside = grown_row(bounds_aside, n_general + 1)
-        bounds_aside[n_general] = n_aside
-        p = q
+        if n_general + 2 > bounds_aside.shape[0]:
+            bounds_aside = grown_row(bounds_aside, n_general + 2)
+        while p < n:
+            q = p + 1
+            while q < n and _key_equal(key, q, key, p, k):
+                q += 1
+            if not sought:
+                # Where the key's history is in every segment of the input, then the output
+                # trace: [first, stop). A segment whose next key (its head) is beyond this key is
+                # skipped on one comparison with the cached head, without touching the segment.
+                size = q - p
+                for s in range(segments):
+                    beyond = False
+                    for c in range(k):
+                        if head[s, c] != key[c, p]:
+                            beyond = head[s, c] > key[c, p]
+                            break
+                    if beyond:
+                        first[s] = stop[s] = 0
+                        continue
+                    # One code path for both traces: each inlined helper is compiled once per call site.
+                    inside = s < n_in
+                    store = in_store if inside else out_store
+                    fence = in_fence if inside else out_fence
+                    if inside:
+                        start = in_ends[s - 1] if s else 0
+                        end = in_ends[s]
+                    else:
+                        start = out_ends[s - n_in - 1] if s > n_in else 0
+                        end = out_ends[s - n_in]
+                    j = _seek(store, fence, k, start, end, key, p, cur[s])
+                    e = j
+                    while e < end and _key_equal(store, e, key, p, k):
+                        e += 1
+                    for c in range(k):
+                        head[s, c] = _LAST if e == end else store[c, e]
+                    first[s] = j
+                    stop[s] = e
+                    cur[s] = e
+                    size += e - j
+                sought = True
+            if (size > el.shape[1] or n_out + size > out_d.shape[0] or n_later + size > later_t.shape[1]
+                    or n_aside + size > aside.shape[1] or n_general + 2 > general.shape[1]
+                    or n_general + 2 > bounds_aside.shape[0]):
+                break  # to grow the arrays first
+            sought = False
+            m = 0
+            for r in range(p, q):
+                el[0, m] = time[0, r]
+                el[1, m] = time[1, r] if d == 2 else 0
+                el[2, m] = 0
+                el[3, m] = 0
+                m += 1
+            for s in range(segments):
+                inside = s < n_in
+                store = in_store if inside else out_store
+                for j in range(first[s], stop[s]):
+                    for c in range(d):
+                        t = store[k + c, j]
+                        if single:
+                            t = max(t, since[c, 0])
+                        elif since.shape[1]:
+                            best = max(t, since[c, 0])
+                            for f in range(1, since.shape[1]):
+                                best = min(best, max(t, since[c, f]))
+                            t = best
+                        el[c, m] = t
+                    if d == 1:
+                        el[1, m] = 0
+                    el[2, m] = 1 if inside else 2
+                    el[3, m] = store[k + d, j]
+                    m += 1
+            # One new time t (element 0) and every time of the history at or before it (most keys
+            # of a first load's rounds): the history in any order, then t, is a chain for the sweep
+            # (it sums the history, then corrects at t alone, the join-closure): no sort.
+            below = q - p == 1
+            r = 1
+            while below and r < size:
+                below = el[0, r] <= el[0, 0] and el[1, r] <= el[1, 0]
+                r += 1
+            chain = True
+            if below:
+                for a in range(size - 1):
+                    order[a] = a + 1
+                order[size - 1] = 0
+            else:
+                if size <= CHAIN_LIMIT:  # insertion sort by (x, y), here: a helper call costs more
+                    for a in range(size):
+                        b = a - 1
+                        while b >= 0 and (el[0, order[b]] > el[0, a] or (el[0, order[b]] == el[0, a] and el[1, order[b]] > el[1, a])):
+                            order[b + 1] = order[b]
+                            b -= 1
+                        order[b + 1] = a
+                else:
+                    _order_by_xy(el, size, order)
+                for r in range(1, size):
+                    if el[1, order[r]] < el[1, order[r - 1]]:
+                        chain = False
+                        break
+            if chain:
+                # A chain's join-closure is itself: the interesting times are its times at or
+                # after its first new time, and one sweep accumulates everything as plain sums.
+                acc_in = input_before
+                acc_out = 0
+                acc_e = 0
+                started = False
+                r = 0
+                while r < size:
+                    x = el[0, order[r]]
+                    y = el[1, order[r]]
+                    while r < size and el[0, order[r]] == x and el[1, order[r]] == y:
+                        e = order[r]
+                        if el[2, e] == 0:
+                            started = True
+                        elif el[2, e] == 1:
+                            acc_in += el[3, e]
+                        else:
+                            acc_out += el[3, e]
+                        r += 1
+                    if not started:
+                        continue
+                    if _in_advance(frontier, x, y):
+                        # The chain's times from here on are at or after this one: it alone is
+                        # deferred (when it is done, their join-closure with it brings them back).
+                        for c in range(k):
+                            later_k[c, n_later] = key[c, p]
+                        later_t[0, n_later] = x
+                        if d == 2:
+                            later_t[1, n_later] = y
+                        n_later += 1
+                        break
+                    e = (1 if acc_in > 0 else 0) - acc_out - acc_e
+                    if e != 0:
+                        acc_e += e
+                        for c in range(k):
+                            out_k[c, n_out] = key[c, p]
+                        out_t[0, n_out] = x
+                        if d == 2:
+                            out_t[1, n_out] = y
+                        out_d[n_out] = e
+                        n_out += 1
+                p = q
+                continue
+            # Not a chain: set the key's elements aside for distinct_general.
+            for r in range(size):
+                for c in range(4):
+                    aside[c, n_aside + r] = el[c, order[r]]  # sorted by (x, y), as distinct_general takes them
+            for c in range(k):
+                general[c, n_general] = key[c, p]
+            n_general += 1
+            n_aside += size
+            bounds_aside[n_general] = n_aside
+            p = q
+    n_out += kept_alive(work_key, work_time)
     return (out_k[:, :n_out], out_t[:, :n_out], out_d[:n_out], later_k[:, :n_later], later_t[:, :n_later],
             aside[:, :n_aside], bounds_aside[: n_general + 1], general[:, :n_general])
 

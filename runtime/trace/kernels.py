@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import types as nt
 
-from runtime.jit import helper, inlined, kernel
+from runtime.jit import borrowed, helper, inlined, kernel
 from runtime.kernels import I, M, V
 
 FENCE_SHIFT = 5
@@ -164,6 +164,8 @@ def lookup_segments(store, fence, ends, k, probe, out_owner, out_rows, at):
     the out arrays: handing fresh arrays back to Python costs more than a small
     lookup.
     """
+    store, fence, ends, probe = borrowed(store), borrowed(fence), borrowed(ends), borrowed(probe)
+    out_owner, out_rows = borrowed(out_owner), borrowed(out_rows)
     room = out_owner.shape[0]
     width = store.shape[0]
     n = probe.shape[1]
@@ -207,6 +209,7 @@ def lookup_segments(store, fence, ends, k, probe, out_owner, out_rows, at):
 def count_segments(store, fence, ends, k, probe):
     """For each probe, how many updates of all segments have its key (the end of a
     key's updates found by galloping, so a hub key is counted without walking them)."""
+    store, fence, ends, probe = borrowed(store), borrowed(fence), borrowed(ends), borrowed(probe)
     counts = np.zeros(probe.shape[1], np.int64)
     start = 0
     for s in range(ends.shape[0]):
@@ -322,6 +325,7 @@ def merge_segments(store, a, b, c, kv, since, spare):
     Where it put two updates of one (key, value) next to each other, a second pass
     sorts each such run's times and sums equal ones, and updates summing to zero go.
     """
+    store, since, spare = borrowed(store), borrowed(since), borrowed(spare)
     width = store.shape[0]
     dr = width - 1
     nf = _advancing(store, a, c, kv, since)
@@ -397,6 +401,8 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff, in
     cost more in Python than the copy of a small batch.) `inserted` (the least diff,
     then the greatest time coordinates, of every batch inserted) takes in the batch's.
     """
+    store, spare, ends, since, fence = borrowed(store), borrowed(spare), borrowed(ends), borrowed(since), borrowed(fence)
+    key, val, time, diff, inserted = borrowed(key), borrowed(val), borrowed(time), borrowed(diff), borrowed(inserted)
     k = key.shape[0]
     v = val.shape[0]
     d = time.shape[0]
