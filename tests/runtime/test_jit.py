@@ -123,3 +123,28 @@ def test_a_kernel_compiles_again_when_only_a_helper_in_another_file_changed(tmp_
     assert run(10) == "11"  # (from the cache)
     assert run(20) == "21"
     assert kernel_file.stat().st_mtime_ns == stamp  # the kernel's own file never changed
+
+
+def test_a_borrowed_view_reads_and_writes_the_array_it_views_in_any_layout():
+    @jit.inlined
+    def _cell(block, r, c):
+        return block[r, c]
+
+    @jit.kernel(M, M)
+    def _copy_through_views(source, target):
+        # Views passed to an inlined helper in a loop: where reference counting would happen.
+        source_view, target_view = jit.borrowed(source), jit.borrowed(target)
+        total = 0
+        for r in range(source_view.shape[0]):
+            for c in range(source_view.shape[1]):
+                target_view[r, c] = _cell(source_view, r, c)
+                total += _cell(target_view, r, c)
+        return total + jit.kept_alive(source, target)
+
+    block = np.arange(12, dtype=np.int64).reshape(3, 4) * 7 - 20
+    for source in (block, np.asfortranarray(block), block[::-1, ::2], block[:, 1:]):
+        target = np.zeros(source.shape, np.int64)
+        copies = sys.getrefcount(source), sys.getrefcount(target)
+        assert _copy_through_views(source, target) == source.sum()
+        assert target.tolist() == source.tolist()
+        assert (sys.getrefcount(source), sys.getrefcount(target)) == copies
