@@ -29,7 +29,7 @@ import numpy as np
 
 from numba import types as nt
 
-from runtime.jit import inlined, kernel
+from runtime.jit import borrowed, inlined, kernel
 from runtime.kernels import I, M, V
 from runtime.trace.kernels import C, _key_equal, _key_less, _seek
 
@@ -112,6 +112,7 @@ def extend_segments(ready, data, time, diff, stores, fences, ends, lookups, keys
     least one probe). Returns (probes done, outputs written), or minus the number of
     outputs needed when the out arrays are too small (what was written is then
     garbage; the same call with room enough does the same probes)."""
+    ready, data, time, diff, keys, key_len, places, strict, layers, out_data, out_time, out_diff = borrowed(ready), borrowed(data), borrowed(time), borrowed(diff), borrowed(keys), borrowed(key_len), borrowed(places), borrowed(strict), borrowed(layers), borrowed(out_data), borrowed(out_time), borrowed(out_diff)
     room = out_diff.shape[0]
     arity = data.shape[0]
     width = places.shape[1]

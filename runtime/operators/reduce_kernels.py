@@ -123,6 +123,7 @@ def interesting_times(ngroups, new_g, new_t, hist_g, hist_t, alt):
     Membership is a hash table of times (chained through `chain`). Cost: the
     closure's size times the number of generators.
     """
+    new_g, new_t, hist_g, hist_t = borrowed(new_g), borrowed(new_t), borrowed(hist_g), borrowed(hist_t)
     d = new_t.shape[0]
     nb = _group_bounds(new_g, ngroups)
     hb = _group_bounds(hist_g, ngroups)
@@ -272,6 +273,7 @@ def product_interesting_times(ngroups, new_g, new_t, a_g, a_t, b_g, b_t):
     The new times and the two parts of the history (input and output) may come
     in any order. Returns (group, time) pairs sorted by group then time.
     """
+    new_g, new_t, a_g, a_t, b_g, b_t = borrowed(new_g), borrowed(new_t), borrowed(a_g), borrowed(a_t), borrowed(b_g), borrowed(b_t)
     nb, npos = _by_group(new_g, ngroups)
     ab, apos = _by_group(a_g, ngroups)
     bb, bpos = _by_group(b_g, ngroups)
@@ -434,6 +436,7 @@ def distinct_general(el, bounds, group, frontier, depth):
     prefix sums of the input, the output and the corrections made so far over Fenwick trees
     indexed by the y-coordinates. Returns (position, time, diff) of the corrections and
     (position, time) of the later work, by key then time."""
+    el, bounds, group, frontier = borrowed(el), borrowed(bounds), borrowed(group), borrowed(frontier)
     d = depth
     out_g, out_t, out_d = np.empty(16, np.int64), np.empty((d, 16), np.int64), np.empty(16, np.int64)
     later_g, later_t = np.empty(16, np.int64), np.empty((d, 16), np.int64)
@@ -912,6 +915,7 @@ def accumulate(ngroups, cand_g, cand_t, hist_g, hist_v, hist_t, hist_d, alt):
     Returns (candidate, value id, count) with count != 0, sorted by candidate
     then value id.
     """
+    cand_g, cand_t, hist_g, hist_v, hist_t, hist_d = borrowed(cand_g), borrowed(cand_t), borrowed(hist_g), borrowed(hist_v), borrowed(hist_t), borrowed(hist_d)
     cb = _group_bounds(cand_g, ngroups)
     hb = _group_bounds(hist_g, ngroups)
     cap = 16
@@ -956,6 +960,7 @@ def corrections(ngroups, cand_g, cand_t, res_c, res_v, res_d, alt):
     (candidate, value id, diff) are sorted by candidate, value ids contiguous
     per group. Returns the nonzero corrections (candidate, value id, diff).
     """
+    cand_g, cand_t, res_c, res_v, res_d = borrowed(cand_g), borrowed(cand_t), borrowed(res_c), borrowed(res_v), borrowed(res_d)
     cb = _group_bounds(cand_g, ngroups)
     ncand = cand_g.shape[0]
     rb = np.zeros(ncand + 1, np.int64)
