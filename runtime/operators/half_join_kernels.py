@@ -112,7 +112,9 @@ def extend_segments(ready, data, time, diff, stores, fences, ends, lookups, keys
     least one probe). Returns (probes done, outputs written), or minus the number of
     outputs needed when the out arrays are too small (what was written is then
     garbage; the same call with room enough does the same probes)."""
-    ready, data, time, diff, keys, key_len, places, strict, layers, out_data, out_time, out_diff = borrowed(ready), borrowed(data), borrowed(time), borrowed(diff), borrowed(keys), borrowed(key_len), borrowed(places), borrowed(strict), borrowed(layers), borrowed(out_data), borrowed(out_time), borrowed(out_diff)
+    ready, data, time, diff = borrowed(ready), borrowed(data), borrowed(time), borrowed(diff)
+    keys, key_len, places, strict, layers = borrowed(keys), borrowed(key_len), borrowed(places), borrowed(strict), borrowed(layers)
+    out_data, out_time, out_diff = borrowed(out_data), borrowed(out_time), borrowed(out_diff)
     room = out_diff.shape[0]
     arity = data.shape[0]
     width = places.shape[1]
