@@ -625,7 +625,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
         work_key, work_time, kept_key, kept_time = ready_work(key, time, kept_key, kept_time, frontier)
     else:
         work_key, work_time = key, time
-    key, time = borrowed(work_key), borrowed(work_time)
+    key, time = borrowed(work_key), borrowed(work_time)  # work_key and work_time live on to kept_alive below
     in_store, in_fence, in_ends = borrowed(in_store), borrowed(in_fence), borrowed(in_ends)
     out_store, out_fence, out_ends = borrowed(out_store), borrowed(out_fence), borrowed(out_ends)
     since, frontier = borrowed(since), borrowed(frontier)
@@ -837,7 +837,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
             n_aside += size
             bounds_aside[n_general] = n_aside
             p = q
-    n_out += kept_alive(work_key, work_time)
+    n_out += kept_alive(work_key, work_time)  # the last use of the arrays key and time view
     return (out_k[:, :n_out], out_t[:, :n_out], out_d[:n_out], later_k[:, :n_later], later_t[:, :n_later],
             aside[:, :n_aside], bounds_aside[: n_general + 1], general[:, :n_general])
 
