@@ -446,7 +446,6 @@ def dense_rows(first, rows):
 @kernel(M, M)
 def in_advance_product(frontier, times):
     """For each column of `times`: is some column of `frontier` <= it in every coordinate?"""
-    frontier, times = borrowed(frontier), borrowed(times)
     n = times.shape[1]
     out = np.zeros(n, np.bool_)
     for i in range(n):
@@ -593,7 +592,6 @@ def minimal_pairs(times):
     minimal; the next minimal time is the least x among times with smaller y.
     Cost: n times the antichain's size, which is small (iterations in flight).
     """
-    times = borrowed(times)
     d, n = times.shape
     if n == 0:
         return times[:, :0].copy()

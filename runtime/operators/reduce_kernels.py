@@ -633,8 +633,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     k = key.shape[0]
     d = time.shape[0]
     n_in = in_ends.shape[0]
-    n_segs_out = out_ends.shape[0]
-    segments = n_in + n_segs_out
+    segments = n_in + out_ends.shape[0]
     cur = np.zeros(segments, np.int64)  # each segment's position: keys come ascending
     first = np.zeros(segments, np.int64)  # the current key's updates in each segment: [first, stop)
     stop = np.zeros(segments, np.int64)
@@ -644,7 +643,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
             head[s, c] = _FIRST
     for s in range(1, n_in):
         cur[s] = in_ends[s - 1]
-    for s in range(1, n_segs_out):
+    for s in range(1, out_ends.shape[0]):
         cur[n_in + s] = out_ends[s - 1]
     single = since.shape[1] == 1
     # One group's elements, a column each: x, y, kind (0 new, 1 input, 2 output), diff.
