@@ -12,11 +12,17 @@ cache is keyed by a digest of the runtime's kernel sources as well as by numba's
 own key (which looks at the function's file only): a change to any of them
 compiles again rather than loading code built from the old helpers.
 
-A cold start (an empty or stale cache) compiles for seconds (about 14 CPU s for
+A cold start (an empty or stale cache) compiles for seconds (about 16 CPU s for
 the README's example). The first
 time a kernel is about to really compile (its signature is not in numba's cache
 index), `notice()` prints one line to stderr, once per process; a warm start is
-silent. `cold()` tells beforehand whether some kernel would compile, for a front
+silent. numba compiles one function at a time in a process, so on a machine with a
+second core the first cold compile also starts a helper process that compiles the
+largest kernel nearly every program runs (distinct_fused, HANDED_OVER) into the
+cache meanwhile; when the program first calls it, it waits for the helper and loads
+it (or compiles it itself if the helper failed). A helper still compiling when the
+program ends is stopped: numba replaces cache files whole, so none is left half
+written. `cold()` tells beforehand whether some kernel would compile, for a front
 end that shows the wait its own way (it may call `notice()` itself, which then
 prints nothing more). `compile_all()` compiles every kernel up front instead.
 
@@ -37,8 +43,11 @@ their own arrays outside their hot loops.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
+import os
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -177,6 +186,7 @@ def _declare_signature(dispatcher, signature):
             if dispatcher._can_compile:
                 if not _in_cache(dispatcher, signature):
                     notice()
+                    _hand_over(dispatcher)
                 compile_any(signature)
                 dispatcher.disable_compile()
         return dispatcher.overloads[signature].entry_point
@@ -196,6 +206,48 @@ def _in_cache(dispatcher, signature) -> bool:
     cache = dispatcher._cache
     key = cache._index_key(signature, dispatcher.targetctx.codegen())
     return key in cache._cache_file._load_index()
+
+
+HANDED_OVER = ("distinct_fused",)  # compiled by a helper process on a cold start (7-10 s of 16 s)
+_HELPER_ENV = "DELTALOG_COMPILE_HELPER"  # set in the helper: it starts no helper of its own
+_helper: subprocess.Popen | None = None
+
+
+def _hand_over(dispatcher) -> None:
+    """A cold compile of `dispatcher` is about to start: the first one starts the helper
+    process for the HANDED_OVER kernels still to compile (not `dispatcher` itself); a
+    compile of a handed-over kernel waits for the helper, then loads what it compiled."""
+    global _helper
+    if _helper is None and _HELPER_ENV not in os.environ and (os.cpu_count() or 1) > 1:
+        todo = [k for k in _kernels if k.py_func.__name__ in HANDED_OVER and k is not dispatcher
+                and not compiled(k) and not _in_cache(k, k.declared_signature)]
+        if todo:
+            package = _package_of(todo[0].py_func)
+            env = dict(os.environ, **{_HELPER_ENV: "1"})
+            env["PYTHONPATH"] = os.pathsep.join([str(package.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
+            code = "; ".join(["import importlib"] + [
+                f"k = importlib.import_module({k.py_func.__module__!r}).{k.py_func.__name__}; k.compile(k.declared_signature)"
+                for k in todo])
+            try:
+                _helper = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            except OSError:  # no processes to be had: this process compiles everything
+                return
+            atexit.register(_stop_helper, _helper)
+    elif _helper is not None and dispatcher.py_func.__name__ in HANDED_OVER:
+        try:
+            _helper.wait(timeout=_HELPER_PATIENCE)
+        except subprocess.TimeoutExpired:  # compiled here instead (numba's cache takes either copy)
+            _stop_helper(_helper)
+
+
+_HELPER_PATIENCE = 300  # seconds: a helper this slow is stopped, and the kernel compiled here
+
+
+def _stop_helper(helper: subprocess.Popen) -> None:
+    if helper.poll() is None:
+        helper.terminate()
+        helper.wait()
 
 
 def compiled(dispatcher) -> bool:

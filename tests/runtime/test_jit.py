@@ -80,6 +80,38 @@ def test_a_cold_cache_is_announced_once_and_a_warm_one_compiles_nothing(tmp_path
     assert warm[3] == "1"
 
 
+_HAND_OVER = """
+import shutil
+import sys
+import numpy as np
+from runtime import jit, kernels
+jit.HANDED_OVER = ("in_advance_product",)  # small, for the test's sake
+if {fail}:
+    sys.executable = shutil.which("false")  # a helper that fails at once
+kernels.hash_columns(np.arange(4, dtype=np.int64).reshape(2, 2))  # the first cold compile starts the helper
+print(jit._helper is not None)
+print(kernels.in_advance_product(np.array([[1]], np.int64), np.array([[0, 1, 2]], np.int64)).tolist())
+stats = kernels.in_advance_product.stats
+print(sum(stats.cache_misses.values()), sum(stats.cache_hits.values()))
+print(jit._helper.wait())
+"""
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_cold_start_has_a_helper_process_compile_the_handed_over_kernel(tmp_path, fail):
+    """The first cold compile starts a helper process for the HANDED_OVER kernels; a call of
+    one waits for it and loads what it compiled from the cache (nothing compiled here), or,
+    when the helper failed, compiles it here: the same answer either way."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", _HAND_OVER.format(fail=fail)], env=env, cwd=root,
+                          capture_output=True, text=True, check=True)
+    started, answer, stats, returncode = done.stdout.splitlines()
+    assert started == "True"
+    assert answer == "[False, True, True]"  # 0 is before the frontier {1}, 1 and 2 are not
+    assert (stats, returncode) == (("1 0", "1") if fail else ("0 1", "0"))
+
+
 _HELPER = """
 from runtime.jit import helper
 
