@@ -218,7 +218,8 @@ def _hand_over(dispatcher) -> None:
     process for the HANDED_OVER kernels still to compile (not `dispatcher` itself); a
     compile of a handed-over kernel waits for the helper, then loads what it compiled."""
     global _helper
-    if _helper is None and _HELPER_ENV not in os.environ and (os.cpu_count() or 1) > 1:
+    if (_helper is None and _HELPER_ENV not in os.environ and (os.cpu_count() or 1) > 1
+            and not getattr(sys, "frozen", False)):  # a frozen app's executable is the app, not Python
         todo = [k for k in _kernels if k.py_func.__name__ in HANDED_OVER and k is not dispatcher
                 and not compiled(k) and not _in_cache(k, k.declared_signature)]
         if todo:
