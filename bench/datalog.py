@@ -34,8 +34,9 @@ subprocess (`--worker`), so each has its own peak memory:
   excluded). Both engines are timed warm: DuckDB's worker has run its loading
   queries first, and deltalog's runs `warmup()` first (numba's start-up, the
   kernels loaded from their cache, a 3-edge TC program), whose seconds go to
-  the notes: a fresh process's first commit pays them once. Median and spread over `--repeats` runs, fewer when one run
-  takes longer than `--rep-budget` seconds.
+  the notes: a fresh process's first commit pays them once. Median and spread
+  over `--repeats` runs, fewer when one run takes longer than `--rep-budget`
+  seconds.
 - update: `--updates` rounds, each removing 1% of every input relation's rows
   (chosen uniformly) and inserting as many new ones (same distribution; for sg
   the removed (child, parent) rows are re-parented, so the input stays a
