@@ -658,9 +658,11 @@ def record(table: Table, args, duckdb_info: str) -> None:
 
 
 def profile(key: str, seed: int, phase: str, top: int = 25) -> None:
-    """cProfile deltalog's batch run (insert + commit) of one workload, or its first update, in this process."""
+    """cProfile deltalog's batch run (insert + commit) of one workload, or its first update, in this
+    process, warmed up first as the timed runs are."""
     import compiler
 
+    warmup()
     spec = WORKLOADS[key]
     prog = PROGRAMS[spec.program]
     state = State(spec, seed)
