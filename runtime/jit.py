@@ -12,7 +12,7 @@ cache is keyed by a digest of the runtime's kernel sources as well as by numba's
 own key (which looks at the function's file only): a change to any of them
 compiles again rather than loading code built from the old helpers.
 
-A cold start (an empty or stale cache) compiles for seconds (about 16 CPU s for
+A cold start (an empty or stale cache) compiles for seconds (16-19 CPU s for
 the README's example). The first
 time a kernel is about to really compile (its signature is not in numba's cache
 index), `notice()` prints one line to stderr, once per process; a warm start is
@@ -208,8 +208,17 @@ def _in_cache(dispatcher, signature) -> bool:
     return key in cache._cache_file._load_index()
 
 
-HANDED_OVER = ("distinct_fused",)  # compiled by a helper process on a cold start (7-10 s of 16 s)
+HANDED_OVER = ("distinct_fused",)  # compiled by a helper process on a cold start (7.6-9.5 s of 16-19 s)
 _HELPER_ENV = "DELTALOG_COMPILE_HELPER"  # set in the helper: it starts no helper of its own
+_HELPER_PATIENCE = 300  # seconds: a helper this slow is stopped, and the kernel compiled here
+# The helper: each argument is a kernel (module.name) to compile into the cache.
+_HELPER_CODE = """
+import importlib, sys
+for name in sys.argv[1:]:
+    module, _, kernel = name.rpartition(".")
+    dispatcher = getattr(importlib.import_module(module), kernel)
+    dispatcher.compile(dispatcher.declared_signature)
+"""
 _helper: subprocess.Popen | None = None
 
 
@@ -218,31 +227,27 @@ def _hand_over(dispatcher) -> None:
     process for the HANDED_OVER kernels still to compile (not `dispatcher` itself); a
     compile of a handed-over kernel waits for the helper, then loads what it compiled."""
     global _helper
-    if (_helper is None and _HELPER_ENV not in os.environ and (os.cpu_count() or 1) > 1
-            and not getattr(sys, "frozen", False)):  # a frozen app's executable is the app, not Python
-        todo = [k for k in _kernels if k.py_func.__name__ in HANDED_OVER and k is not dispatcher
-                and not compiled(k) and not _in_cache(k, k.declared_signature)]
-        if todo:
-            package = _package_of(todo[0].py_func)
-            env = dict(os.environ, **{_HELPER_ENV: "1"})
-            env["PYTHONPATH"] = os.pathsep.join([str(package.parent)] + [p for p in [env.get("PYTHONPATH")] if p])
-            code = "; ".join(["import importlib"] + [
-                f"k = importlib.import_module({k.py_func.__module__!r}).{k.py_func.__name__}; k.compile(k.declared_signature)"
-                for k in todo])
+    if _helper is not None:
+        if dispatcher.py_func.__name__ in HANDED_OVER:
             try:
-                _helper = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            except OSError:  # no processes to be had: this process compiles everything
-                return
-            atexit.register(_stop_helper, _helper)
-    elif _helper is not None and dispatcher.py_func.__name__ in HANDED_OVER:
-        try:
-            _helper.wait(timeout=_HELPER_PATIENCE)
-        except subprocess.TimeoutExpired:  # compiled here instead (numba's cache takes either copy)
-            _stop_helper(_helper)
-
-
-_HELPER_PATIENCE = 300  # seconds: a helper this slow is stopped, and the kernel compiled here
+                _helper.wait(timeout=_HELPER_PATIENCE)
+            except subprocess.TimeoutExpired:  # compiled here instead (numba's cache takes either copy)
+                _stop_helper(_helper)
+        return
+    if _HELPER_ENV in os.environ or (os.cpu_count() or 1) < 2 or getattr(sys, "frozen", False):
+        return  # a frozen app's executable is the app, not Python
+    todo = [k for k in _kernels if k.py_func.__name__ in HANDED_OVER and k is not dispatcher and _would_compile(k)]
+    if not todo:
+        return
+    env = dict(os.environ, **{_HELPER_ENV: "1"})
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_package_of(todo[0].py_func).parent), os.environ.get("PYTHONPATH")]))
+    names = [f"{k.py_func.__module__}.{k.py_func.__name__}" for k in todo]
+    try:
+        _helper = subprocess.Popen([sys.executable, "-c", _HELPER_CODE, *names], env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except OSError:  # no processes to be had: this process compiles everything
+        return
+    atexit.register(_stop_helper, _helper)
 
 
 def _stop_helper(helper: subprocess.Popen) -> None:
@@ -256,11 +261,16 @@ def compiled(dispatcher) -> bool:
     return not dispatcher._can_compile
 
 
+def _would_compile(dispatcher) -> bool:
+    """The kernel is neither loaded in this process nor in the on-disk cache."""
+    return not compiled(dispatcher) and not _in_cache(dispatcher, dispatcher.declared_signature)
+
+
 def cold() -> bool:
     """Some declared kernel would compile at its first call: it is neither loaded
     in this process nor in the on-disk cache. (A run compiles only the kernels it
     calls, so a cold cache may still mean a run compiles nothing.)"""
-    return any(not compiled(k) and not _in_cache(k, k.declared_signature) for k in _kernels)
+    return any(_would_compile(k) for k in _kernels)
 
 
 def compile_all() -> None:
