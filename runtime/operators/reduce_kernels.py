@@ -435,7 +435,8 @@ def distinct_general(el, bounds, group, frontier, depth):
     level due now, the interesting times come from `_sweep_closure`; then, in x order,
     prefix sums of the input, the output and the corrections made so far over Fenwick trees
     indexed by the y-coordinates. Returns (position, time, diff) of the corrections and
-    (position, time) of the later work, by key then time."""
+    (position, time) of the later work (the least later times with a correction due, or,
+    from `_level_sweep`, the least later times), by key then time."""
     el, bounds, group, frontier = borrowed(el), borrowed(bounds), borrowed(group), borrowed(frontier)
     d = depth
     out_g, out_t, out_d = np.empty(16, np.int64), np.empty((d, 16), np.int64), np.empty(16, np.int64)
@@ -493,13 +494,13 @@ def distinct_general(el, bounds, group, frontier, depth):
                 elif kind[e] == 2:
                     _bit_add(bit_out, ny, _index_of(ys, ny, gy[e]), diff[e])
                 a += 1
+            yi = _index_of(ys, ny, y)
+            e = (1 if _bit_prefix(bit_in, yi) > 0 else 0) - _bit_prefix(bit_out, yi) - _bit_prefix(bit_e, yi)
             if _in_advance(frontier, x, y):
-                if y < least_later_y:  # minimal among the later times: the rest are at or after one
+                if e != 0 and y < least_later_y:  # minimal among the later times: the rest are at or after one
                     n_later, later_g, later_t = _push_time(n_later, later_g, later_t, g, x, y)
                     least_later_y = y
                 continue
-            yi = _index_of(ys, ny, y)
-            e = (1 if _bit_prefix(bit_in, yi) > 0 else 0) - _bit_prefix(bit_out, yi) - _bit_prefix(bit_e, yi)
             if e != 0:
                 _bit_add(bit_e, ny, yi, e)
                 n_out, out_g, out_t, out_d = _push_out(n_out, out_g, out_t, out_d, g, x, y, e)
@@ -603,11 +604,11 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     without a call of its own from Python); the input and output traces are read in
     place (their block, fences and segment ends), walking each segment once in key
     order. For each key: its history (times advanced by `since`), the interesting
-    times (the join-closure of its new times with the history), the least of those
-    in advance of `frontier` set aside as later work (every other later time is at
-    or after one of them, so the join-closure from those brings it back), and at the
-    rest, in lexicographic order, the correction `[I(t) > 0] - O(t) - earlier
-    corrections at or before t`. A key whose times form a chain (the common case:
+    times (the join-closure of its new times with the history), and at each, in
+    lexicographic order, the correction `[I(t) > 0] - O(t) - earlier corrections at
+    or before t`: made at those not in advance of `frontier`; of those in advance of
+    it, the least with a correction due (were no more input to come) set aside as
+    later work (see runtime.operators.reduce). A key whose times form a chain (the common case:
     one epoch's iterations, or history compacted into the current epoch) is one
     sweep; one with a single new time and no history after it (most keys of a first
     load's rounds) is swept unsorted; the elements of the others are set aside for
@@ -804,7 +805,10 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
                         r += 1
                     if not started:
                         continue
+                    e = (1 if acc_in > 0 else 0) - acc_out - acc_e
                     if _in_advance(frontier, x, y):
+                        if e == 0:
+                            continue
                         # The chain's times from here on are at or after this one: it alone is
                         # deferred (when it is done, their join-closure with it brings them back).
                         for c in range(k):
@@ -814,7 +818,6 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
                             later_t[1, n_later] = y
                         n_later += 1
                         break
-                    e = (1 if acc_in > 0 else 0) - acc_out - acc_e
                     if e != 0:
                         acc_e += e
                         for c in range(k):

@@ -63,20 +63,26 @@ def _brute_distinct(new, inputs, outputs, frontier):
     """Distinct's corrections for one group from the definitions: at each interesting
     time in lexicographic order (product order is a refinement of it), the
     indicator of the accumulated input, minus the accumulated output and the
-    corrections already made at or before that time; times in advance of the
-    frontier are set aside."""
-    corrections, later = [], []
+    corrections already made at or before that time. Times in advance of the
+    frontier are set aside (`later`); `needed` are those of them at which a correction
+    would be due if no more input came."""
+    corrections, later, needed = [], [], []
     for t in sorted(_brute_closure(new, [s for s, _ in inputs + outputs])):
-        if any(_le(f, t) for f in frontier):
-            later.append(t)
-            continue
         acc_in = sum(d for s, d in inputs if _le(s, t))
         acc_out = sum(d for s, d in outputs if _le(s, t))
         done = sum(d for s, d in corrections if _le(s, t))
         e = (1 if acc_in > 0 else 0) - acc_out - done
-        if e:
+        if any(_le(f, t) for f in frontier):
+            later.append(t)
+            if e:
+                needed.append(t)
+        elif e:
             corrections.append((t, e))
-    return corrections, later
+    return corrections, later, needed
+
+
+def _minimal(times):
+    return [t for t in times if not any(_le(s, t) and s != t for s in times)]
 
 
 def _updates(group_lists, depth):
@@ -184,14 +190,26 @@ def _assert_distinct_is_its_definition(data, depth, new, inputs, outputs, fronti
     got_later = list(zip(later_k[0].tolist(), map(tuple, later_t.T.tolist())))
     assert got_later[: len(kept)] == [(g, tuple(t)) for g, t in kept]
     got_later = sorted(got_later[len(kept):])
-    expected, expected_later = [], []
+    expected = []
     for g in range(ngroups):
-        corrections, later = _brute_distinct(new[g], inputs[g], outputs[g], set(frontier))
+        corrections, later, needed = _brute_distinct(new[g], inputs[g], outputs[g], set(frontier))
         expected += [(g, t, e) for t, e in corrections]
-        # Only the least later times are set aside: each of the others is at or after one of them.
-        expected_later += [(g, t) for t in later if not any(_le(s, t) and s != t for s in later)]
+        kept_here = [t for h, t in got_later if h == g]
+        assert len(set(kept_here)) == len(kept_here)
+        # What is set aside is later work, and enough of it: each later time at which a correction
+        # would be due, were no more input to come, is at or after a time set aside (the join-closure
+        # from that one brings it back); a later time at which more input comes is visited then.
+        assert set(kept_here) <= set(_minimal(later)) | set(_minimal(needed))
+        assert all(any(_le(s, t) for s in kept_here) for t in needed)
+        if _is_chain(new[g] + [t for t, _ in inputs[g] + outputs[g]]):
+            # A chain's sweep sets aside the least of those times only, or nothing.
+            assert kept_here == _minimal(needed)
     assert got == sorted(expected)
-    assert got_later == sorted(expected_later)
+
+
+def _is_chain(times):
+    times = sorted(set(times))
+    return all(_le(a, b) for a, b in zip(times, times[1:]))
 
 
 def _trace_of(rows, depth):
