@@ -245,10 +245,9 @@ class ReduceOp(Operator):
         if not key.shape[1] and not sort:
             self._keep(kept_key, kept_time)
             return
-        least = _least(time, kept_time)
-        before = key.shape[1] >= _SKIP_INPUT_FROM and self._input_before(least)
+        before = key.shape[1] >= _SKIP_INPUT_FROM and self._input_before(time, kept_time)
         out_key, out_t, out_d, kept_key, kept_time = self._distinct(
-            key, time, kept_key, kept_time, sort, self._read_since(least), frontier.columns(), before)
+            key, time, kept_key, kept_time, sort, self.in_handle.frontier.columns(), frontier.columns(), before)
         self._keep(kept_key, kept_time)
         if len(out_d):
             # Keys come in order and each key's corrections in time order: already arranged.
@@ -346,24 +345,15 @@ class ReduceOp(Operator):
         out_v = res_v[:, first][:, out_vid]
         self._emit(ArrangedBatch.build(ukey[:, cand_g[out_c]], out_v, cand_t[:, out_c], out_d))
 
-    def _input_before(self, least) -> bool:
-        """Whether every input count is positive and every input time at or before `least`
-        (the run's times are at or after it): then distinct need not read its input."""
-        return self.in_trace.only_insertions and bool((self.in_trace.times_at_most() <= least).all())
-
-    def _read_since(self, least) -> np.ndarray:
-        """The frontier to advance the histories' times by as this run reads them: `least`,
-        the least of the run's times per coordinate, when it is at or after the input handle's
-        frontier, else that frontier. Every time the run evaluates is at or after one of its
-        work times, so at or after `least`, and advancing by a frontier at or before the times
-        compared keeps every comparison (differential dataflow's compaction). The handle's own
-        frontier can lag: after a step whose loop ended with no last run here, it is still the
-        last round's, and a new epoch's run would read the old epoch's history at its
-        iterations, where advanced to the new epoch its keys' times make a chain."""
-        handle = self.in_handle.frontier.columns()
-        if (least[:, None] >= handle).all(axis=0).any():
-            return least[:, None].copy()
-        return handle
+    def _input_before(self, time, kept_time) -> bool:
+        """Whether every input count is positive and every input time at or before each
+        time of `time` and `kept_time`: then distinct need not read its input."""
+        if not self.in_trace.only_insertions:
+            return False
+        least = time.min(axis=1)
+        if kept_time.shape[1]:
+            least = np.minimum(least, kept_time.min(axis=1))
+        return bool((self.in_trace.times_at_most() <= least).all())
 
     def _distinct(self, key, time, kept_key, kept_time, sort, since, frontier, input_before):
         """kernels.distinct over the sorted (key, time) pairs, the kept pairs carried along
@@ -433,14 +423,6 @@ class _Deferred:
         if len(self.keys) == 1:
             return self.keys[0], self.times[0]
         return np.concatenate(self.keys, axis=1), np.concatenate(self.times, axis=1)
-
-
-def _least(time, kept_time) -> np.ndarray:
-    """The least of the times of both, per coordinate."""
-    least = time.min(axis=1) if time.shape[1] else kept_time.min(axis=1)
-    if time.shape[1] and kept_time.shape[1]:
-        least = np.minimum(least, kept_time.min(axis=1))
-    return least
 
 
 def _joined(blocks: list, empty: np.ndarray) -> np.ndarray:

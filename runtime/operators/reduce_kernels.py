@@ -595,6 +595,35 @@ def _level_sweep(el, size, y_new, frontier, g, n_out, out_g, out_t, out_d, n_lat
     return True, n_out, n_kept
 
 
+@helper
+def _read_since(time, handle):
+    """The frontier to advance the histories' times by as a run reads them: the least of the
+    run's times `time` per coordinate, when that is at or after an element of the input
+    handle's frontier `handle`, else that frontier. Every time the run evaluates is at or
+    after one of its times, and advancing by a frontier at or before the times compared keeps
+    every comparison (differential dataflow's compaction). The handle's frontier can lag:
+    after a step whose loop ended with no last run of distinct, it is still the last round's,
+    and a new epoch's first run would read the old epoch's history at its own iterations,
+    where, advanced to the new epoch, each key's times make a chain."""
+    d, n = time.shape
+    if n == 0:
+        return handle
+    least = np.empty((d, 1), np.int64)
+    for c in range(d):
+        m = time[c, 0]
+        for j in range(1, n):
+            m = min(m, time[c, j])
+        least[c, 0] = m
+    for f in range(handle.shape[1]):
+        at_or_after = True
+        for c in range(d):
+            if least[c, 0] < handle[c, f]:
+                at_or_after = False
+        if at_or_after:
+            return least
+    return handle
+
+
 @kernel(M, M, M, M, I, C, C, V, C, C, V, M, M, I)
 def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_ends, out_store, out_fence, out_ends, since, frontier, input_before):
     """Distinct's whole update for keys without values, in epoch or (epoch, iteration) time.
@@ -603,7 +632,8 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     key (with `sort`, they and the kept pairs now due are sorted first: `ready_work`,
     without a call of its own from Python); the input and output traces are read in
     place (their block, fences and segment ends), walking each segment once in key
-    order. For each key: its history (times advanced by `since`), the interesting
+    order. For each key: its history (times advanced by `since`, or by the least time of
+    the work when that is later: `_read_since`), the interesting
     times (the join-closure of its new times with the history), and at each, in
     lexicographic order, the correction `[I(t) > 0] - O(t) - earlier corrections at
     or before t`: made at those not in advance of `frontier`; of those in advance of
@@ -646,6 +676,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
         cur[s] = in_ends[s - 1]
     for s in range(1, out_ends.shape[0]):
         cur[n_in + s] = out_ends[s - 1]
+    since = _read_since(time, since)
     single = since.shape[1] == 1
     # One group's elements, a column each: x, y, kind (0 new, 1 input, 2 output), diff.
     el = np.empty((4, 64), np.int64)
