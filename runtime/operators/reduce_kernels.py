@@ -632,13 +632,13 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     key (with `sort`, they and the kept pairs now due are sorted first: `ready_work`,
     without a call of its own from Python); the input and output traces are read in
     place (their block, fences and segment ends), walking each segment once in key
-    order. For each key: its history (times advanced by `since`, or by the least time of
-    the work when that is later: `_read_since`), the interesting
-    times (the join-closure of its new times with the history), and at each, in
-    lexicographic order, the correction `[I(t) > 0] - O(t) - earlier corrections at
-    or before t`: made at those not in advance of `frontier`; of those in advance of
-    it, the least with a correction due (were no more input to come) set aside as
-    later work (see runtime.operators.reduce). A key whose times form a chain (the common case:
+    order. For each key: its history (times advanced by `since`, or by the least time
+    of the work when that is later: `_read_since`), the interesting times (the
+    join-closure of its new times with the history), and at each, in lexicographic
+    order, the correction `[I(t) > 0] - O(t) - earlier corrections at or before t`:
+    made at those not in advance of `frontier`; of those in advance of it, the least
+    with a correction due (were no more input to come) set aside as later work (see
+    runtime.operators.reduce). A key whose times form a chain (the common case:
     one epoch's iterations, or history compacted into the current epoch) is one
     sweep; one with a single new time and no history after it (most keys of a first
     load's rounds) is swept unsorted; the elements of the others are set aside for
