@@ -62,3 +62,31 @@ def test_distinct_reads_its_input_again_once_it_has_had_a_removal(monkeypatch):
             assert any(taken[start:]), "a first load's large rounds leave the input unread"
         if t == 2:
             assert not any(taken[start:]), "after a removal the input is read"
+
+
+def test_an_update_after_a_load_reads_the_old_history_in_its_own_epoch(monkeypatch):
+    """The load's loop ends with no last run of distinct, so its input handle's frontier is
+    still the load's last round's. The next epoch's runs read the history advanced to their own
+    least time (reduce_kernels._read_since): every key's times then make a chain, and none is
+    left to distinct_general. The answers stay those of the definition."""
+    general = []
+    distinct_general = reduce_kernels.distinct_general
+
+    def spy(*args):
+        general.append(args[2].shape[0])  # the keys set aside
+        return distinct_general(*args)
+
+    monkeypatch.setattr(reduce_kernels, "distinct_general", spy)
+    df, handle, captured = closure_dataflow()
+    rng = random.Random(7)
+    graph = {(rng.randrange(60), rng.randrange(60)) for _ in range(90)}
+    feed_epoch(handle, 0, sorted(graph), [])
+    df.step()
+    for t in range(1, 4):  # single epochs of removals and insertions
+        removed = rng.sample(sorted(graph), 3)
+        added = [(rng.randrange(60), rng.randrange(60)) for _ in range(3)]
+        graph = (graph - set(removed)) | set(added)
+        feed_epoch(handle, t, added, removed)
+        df.step()
+        assert captured.contents() == {pair: 1 for pair in closure(graph)}, t
+    assert not general, f"keys set aside as no chain: {general}"
