@@ -13,7 +13,7 @@ correction would be due were no more input to come: a later time at which more
 input comes is visited then anyway, and every other one is at or after one of
 those, so when that one is done the join-closure brings it back. A key is not
 carried round the loop once per later time, nor at all when its later times
-need nothing: in a 1% TC update that is three kept pairs in four.)
+need nothing: in tc-2k's 1% update, 72% fewer kept pairs.)
 
 Everything is vectorised across keys and times. Within a key, times are
 processed in lexicographic order (a linear extension of the partial order): the

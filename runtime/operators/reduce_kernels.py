@@ -494,10 +494,13 @@ def distinct_general(el, bounds, group, frontier, depth):
                 elif kind[e] == 2:
                     _bit_add(bit_out, ny, _index_of(ys, ny, gy[e]), diff[e])
                 a += 1
+            later = _in_advance(frontier, x, y)
+            if later and y >= least_later_y:
+                continue  # at or after a later time kept already
             yi = _index_of(ys, ny, y)
             e = (1 if _bit_prefix(bit_in, yi) > 0 else 0) - _bit_prefix(bit_out, yi) - _bit_prefix(bit_e, yi)
-            if _in_advance(frontier, x, y):
-                if e != 0 and y < least_later_y:  # minimal among the later times: the rest are at or after one
+            if later:
+                if e != 0:  # the least later time with a correction due: the rest are at or after one
                     n_later, later_g, later_t = _push_time(n_later, later_g, later_t, g, x, y)
                     least_later_y = y
                 continue
@@ -605,23 +608,13 @@ def _read_since(time, handle):
     after a step whose loop ended with no last run of distinct, it is still the last round's,
     and a new epoch's first run would read the old epoch's history at its own iterations,
     where, advanced to the new epoch, each key's times make a chain."""
-    d, n = time.shape
-    if n == 0:
+    d = time.shape[0]
+    if time.shape[1] == 0:
         return handle
     least = np.empty((d, 1), np.int64)
     for c in range(d):
-        m = time[c, 0]
-        for j in range(1, n):
-            m = min(m, time[c, j])
-        least[c, 0] = m
-    for f in range(handle.shape[1]):
-        at_or_after = True
-        for c in range(d):
-            if least[c, 0] < handle[c, f]:
-                at_or_after = False
-        if at_or_after:
-            return least
-    return handle
+        least[c, 0] = time[c].min()
+    return least if _in_advance(handle, least[0, 0], least[d - 1, 0]) else handle
 
 
 @kernel(M, M, M, M, I, C, C, V, C, C, V, M, M, I)
