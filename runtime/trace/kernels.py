@@ -322,8 +322,10 @@ def merge_segments(store, a, b, c, kv, since, spare):
     top down: the newer segment is copied aside, and every row taken lands at or
     after the older segment's unread rows, so nothing unread is overwritten and no
     block the size of the store is needed (nor the fresh pages one would fault in).
-    Where it put two updates of one (key, value) next to each other, a second pass
-    sorts each such run's times and sums equal ones, and updates summing to zero go.
+    Where it put two updates of one (key, value) next to each other with equal or
+    out-of-order times, it marks the place; a second pass visits the marked runs,
+    sorts their times and sums equal ones (updates summing to zero go), and moves the
+    rows between them down over what went.
     """
     store, since, spare = borrowed(store), borrowed(since), borrowed(spare)
     width = store.shape[0]
@@ -336,7 +338,9 @@ def merge_segments(store, a, b, c, kv, since, spare):
     i = b - 1  # the older segment's next row, from the top
     j = newer - 1  # the newer's (in spare)
     w = c - 1  # where the next row taken lands
-    lowest = c  # the lowest row of two updates of one (key, value) that may need consolidating
+    lowest = c  # the lowest row of two updates of one (key, value) that need consolidating
+    marks = np.empty(2 * newer + 64, np.int64)  # each such row (from the top down), while there is room
+    n_marks = 0
     last_side = -1
     last_moved = False
     while w >= a:
@@ -371,19 +375,70 @@ def merge_segments(store, a, b, c, kv, since, spare):
                 if best != t:
                     store[x, w] = best
                     moved = True
-        # Two updates of one (key, value) next to each other need consolidating when they
-        # come from different segments or advancing moved a time (they may now be equal
-        # or out of order); within one segment, unmoved, they are sorted and distinct.
-        if w < c - 1 and (side != last_side or moved or last_moved) and _rows_equal(store, w, w + 1, kv):
+        # Two updates of one (key, value) next to each other need consolidating when their
+        # times are equal or out of order, which they can be when they come from different
+        # segments or advancing moved a time; within one segment, unmoved, they are sorted
+        # and distinct.
+        if (w < c - 1 and (side != last_side or moved or last_moved) and _rows_equal(store, w, w + 1, kv)
+                and not _time_less(store, w, w + 1, kv, dr)):
+            if n_marks < marks.shape[0]:
+                marks[n_marks] = w
+            n_marks += 1
             lowest = w
         last_side = side
         last_moved = moved
         w -= 1
     if lowest == c:
         return c - a
-    while lowest > a and _rows_equal(store, lowest - 1, lowest, kv):
-        lowest -= 1
-    return _consolidate_runs(store, lowest, c, kv) - a
+    if n_marks > marks.shape[0]:  # too many to visit one by one: one pass from the lowest
+        while lowest > a and _rows_equal(store, lowest - 1, lowest, kv):
+            lowest -= 1
+        return _consolidate_runs(store, lowest, c, kv) - a
+    return _consolidate_marked(store, marks, n_marks, a, c, kv) - a
+
+
+@helper
+def _consolidate_marked(store, marks, n_marks, a, c, kv):
+    """Consolidate (`_consolidate_runs`) the runs of equal (key, value) in store[:, a:c] that
+    hold the positions marks[:n_marks] (descending), and move the rows between them down
+    over what consolidating dropped; the rows below the lowest run stay where they are.
+    Returns the new end. (One pass over every row from the lowest mark, as merges did
+    before, cost more than the merge itself: a small segment merged into a large one marks
+    a few runs spread over all of it.)"""
+    width = store.shape[0]
+    w = -1  # where the next kept row goes (before the first run: nothing has moved)
+    done = a  # rows from here on are as the merge left them
+    for k in range(n_marks - 1, -1, -1):
+        q = marks[k]
+        if q < done:
+            continue  # in a run consolidated already
+        start = q
+        while start > done and _rows_equal(store, start - 1, start, kv):
+            start -= 1
+        end = q + 1
+        while end < c and _rows_equal(store, end, end - 1, kv):
+            end += 1
+        if w < 0:
+            w = start
+        elif w < done:
+            for x in range(width):
+                for r in range(start - done):
+                    store[x, w + r] = store[x, done + r]
+            w += start - done
+        else:
+            w = start
+        kept = _consolidate_runs(store, start, end, kv)
+        if w < start:
+            for x in range(width):
+                for r in range(kept - start):
+                    store[x, w + r] = store[x, start + r]
+        w += kept - start
+        done = end
+    if w < done:
+        for x in range(width):
+            for r in range(c - done):
+                store[x, w + r] = store[x, done + r]
+    return w + c - done
 
 
 @kernel(C, C, V, I, I, M, C, M, M, M, V, V)

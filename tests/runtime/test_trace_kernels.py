@@ -70,15 +70,19 @@ def test_merge_segments_equals_arranging_the_advanced_concatenation(data):
     k, v, d = data.draw(st.integers(0, 2)), data.draw(st.integers(0, 1)), data.draw(st.integers(1, 2))
     halves = []
     for _ in range(2):
-        n = data.draw(st.sampled_from([0, 1, 6, 30]))
+        n = data.draw(st.sampled_from([0, 1, 6, 30, 300]))  # 300: more runs to consolidate than merge_segments marks
         key = data.draw(arrays(np.int64, (k, n), elements=st.integers(0, 3)))
         val = data.draw(arrays(np.int64, (v, n), elements=st.integers(0, 2)))
         time = data.draw(arrays(np.int64, (d, n), elements=st.integers(0, 3)))
         diff = data.draw(arrays(np.int64, n, elements=st.sampled_from([-1, 1, 2])))
         b = ArrangedBatch.build(key, val, time, diff)
         halves.append(np.vstack([b.key, b.val, b.time, b.diff[None]]))
-    lead = data.draw(st.integers(0, 3))  # rows before the two segments, which the merge leaves alone
-    store = np.ascontiguousarray(np.hstack([np.full((k + v + d + 1, lead), 9)] + halves))
+    # Rows before the two segments, which the merge leaves alone: the least key, value and time,
+    # which the older segment's first rows may share.
+    lead = data.draw(st.integers(0, 3))
+    before = np.zeros((k + v + d + 1, lead), np.int64)
+    before[-1] = 9
+    store = np.ascontiguousarray(np.hstack([before] + halves))
     a, b, c = lead, lead + halves[0].shape[1], store.shape[1]
     since = data.draw(arrays(np.int64, (d, data.draw(st.integers(0, 2))), elements=st.integers(0, 3)))
     both = store[:, a:c].copy()
@@ -87,7 +91,18 @@ def test_merge_segments_equals_arranging_the_advanced_concatenation(data):
     time = np.maximum(both[k + v : -1, :, None], since[:, None, :]).min(axis=2) if since.shape[1] else both[k + v : -1]
     want = ArrangedBatch.build(both[:k], both[k : k + v], time, both[-1])
     assert store[:, a : a + m].tolist() == np.vstack([want.key, want.val, want.time, want.diff[None]]).tolist()
-    assert (store[:, :a] == 9).all()  # the rows before the segments are left alone
+    assert store[:, :a].tolist() == before.tolist()  # the rows before the segments are left alone
+
+
+def test_a_merge_with_more_rows_to_consolidate_than_it_marks_consolidates_them_all():
+    """Advancing makes 300 times of one key equal (more than merge_segments marks one by one,
+    twice the newer segment's size and 64): they become one update, as do the newer's."""
+    older = np.vstack([np.zeros(300, np.int64), np.arange(300), np.ones(300, np.int64)])  # key, time, diff
+    newer = np.array([[0, 1], [5, 400], [1, 1]], np.int64)
+    store = np.ascontiguousarray(np.hstack([older, newer]))
+    spare = np.empty((3, 2), np.int64)
+    m = merge_segments(store, 0, 300, 302, 1, np.array([[350]], np.int64), spare)
+    assert store[:, :m].tolist() == [[0, 1], [350, 400], [301, 1]]
 
 
 @settings(max_examples=150, deadline=None)
