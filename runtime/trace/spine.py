@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from runtime.memory import address_space, physical_memory
 from runtime.parallel import in_background
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
@@ -37,6 +38,7 @@ from runtime.trace.kernels import FENCE, MERGE_RATIO, NO_ROOM, count_segments, l
 
 _MAX, _MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 BACKGROUND_FROM = 16_384  # batches of this many updates or more are inserted on the other core
+RESERVE_FROM = 1 << 28  # bytes: a store growing to this size or more gets the machine's memory as its room
 
 
 class Matches(NamedTuple):
@@ -230,8 +232,15 @@ class Trace:
         if size > self.store.shape[1]:
             # Four times the room: pages of the block not yet written are not resident, and each
             # growth copies the store into fresh pages (faulted in one by one), so growing less
-            # often copies less (tc-2k batch: wall -6%, peak RSS 1.70-1.94 -> 1.54-1.57 GB).
-            grown = np.empty((self.width, max(size, 4 * self.store.shape[1], 16)), np.int64)
+            # often copies less (tc-2k batch: wall -6%, peak RSS 1.70-1.94 -> 1.54-1.57 GB). A
+            # large store gets room for as many updates as the machine has memory for, and so
+            # grows no more (runtime.memory.address_space).
+            capacity = max(size, 4 * self.store.shape[1], 16)
+            grown = None
+            if capacity * self.width * 8 >= RESERVE_FROM:
+                grown = address_space(self.width, max(capacity, physical_memory() // (self.width * 8)))
+            if grown is None:
+                grown = np.empty((self.width, capacity), np.int64)
             used = self._used()
             grown[:, :used] = self.store[:, :used]
             if self.store.shape[1] > self._spare.shape[1]:

@@ -1,5 +1,6 @@
 """Traces: lookups are exact, merges consolidate, compaction bounds the size."""
 
+import mmap
 from collections import Counter
 
 import numpy as np
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 from runtime import Dataflow
 from runtime.operators.capture import CaptureOp
 from runtime.times import Antichain, Lattice
+from runtime.memory import physical_memory
 from runtime.trace import ArrangedBatch, Trace
 
 
@@ -175,3 +177,53 @@ def test_sliding_window_keeps_every_trace_bounded():
                             assert len(trace) <= 8 * window, (trace, len(trace))
     df.step()
     assert sum(cap.contents().values()) == window
+
+
+def test_a_large_store_gets_room_for_the_machines_memory_and_grows_no_more(monkeypatch):
+    """A store growing past RESERVE_FROM bytes (lowered here to 1 KB) moves into address space
+    with room for as many updates as the machine has memory for; later inserts go into it
+    without another copy, and the trace holds what a trace of ordinary arrays holds."""
+    import runtime.trace.spine as spine
+
+    rows = [[((k % 97, k % 5, k % 3), k % 7, 1 if k % 11 else -1) for k in range(start, start + 40)] for start in range(0, 800, 40)]
+    plain = Trace(Lattice(), 1, 2)
+    for r in rows:
+        plain.insert(batch(r, 1))
+    monkeypatch.setattr(spine, "RESERVE_FROM", 1024)
+    trace = Trace(Lattice(), 1, 2)
+    stores = []
+    for r in rows:
+        trace.insert(batch(r, 1))
+        stores.append(trace.store)
+    mapped = [s for s in stores if _mapped(s)]
+    assert mapped and all(s is mapped[0] for s in mapped)  # one store from the first large one on
+    assert mapped[0].shape[1] >= physical_memory() // (trace.width * 8)
+    assert trace.sizes() == plain.sizes()
+    got, want = trace.contents(), plain.contents()
+    assert all(np.array_equal(a, b) for a, b in zip((got.key, got.val, got.time, got.diff), (want.key, want.val, want.time, want.diff)))
+
+
+def test_a_store_is_ordinary_memory_where_the_system_maps_none(monkeypatch):
+    import runtime.memory
+    import runtime.trace.spine as spine
+
+    class Refusing:  # the mmap module, as a system that maps nothing
+        MAP_PRIVATE, MAP_ANONYMOUS = mmap.MAP_PRIVATE, mmap.MAP_ANONYMOUS
+
+        @staticmethod
+        def mmap(*args, **kwargs):
+            raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(spine, "RESERVE_FROM", 1024)
+    monkeypatch.setattr(runtime.memory, "mmap", Refusing)
+    trace = Trace(Lattice(), 1, 2)
+    for start in range(0, 400, 40):
+        trace.insert(batch([((k, 0, 0), 0, 1) for k in range(start, start + 40)], 1))
+    assert not _mapped(trace.store) and len(trace) == 400
+
+
+def _mapped(array) -> bool:
+    """The array's memory is a mapping of its own (runtime.memory.address_space)."""
+    while isinstance(array, np.ndarray):
+        array = array.base
+    return isinstance(array.obj if isinstance(array, memoryview) else array, mmap.mmap)
