@@ -38,7 +38,7 @@ from runtime.trace.kernels import FENCE, MERGE_RATIO, NO_ROOM, count_segments, l
 
 _MAX, _MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 BACKGROUND_FROM = 16_384  # batches of this many updates or more are inserted on the other core
-RESERVE_FROM = 1 << 28  # bytes: a store growing to this size or more gets the machine's memory as its room
+RESERVE_FROM = 1 << 24  # bytes (16 MB): a store growing to this size or more gets the machine's memory as its room
 
 
 class Matches(NamedTuple):
