@@ -209,7 +209,7 @@ class Trace:
             self._reserve(end + n)
             first = int(self._ends[0]) if self._count else end + n
             if self._spare.shape[1] < end + n - first:  # room for any merge above the first segment
-                self._spare = np.empty((self.width, max(end + n - first, self._spare.shape[1] * 2)), np.int64)
+                self._spare = self._block(max(end + n - first, self._spare.shape[1] * 2))
         self._count = count
 
     def _insert_general(self, batch: ArrangedBatch, end: int) -> None:
@@ -234,13 +234,8 @@ class Trace:
             # growth copies the store into fresh pages (faulted in one by one), so growing less
             # often copies less (tc-2k batch: wall -6%, peak RSS 1.70-1.94 -> 1.54-1.57 GB). A
             # large store gets room for as many updates as the machine has memory for, and so
-            # grows no more (runtime.memory.address_space).
-            capacity = max(size, 4 * self.store.shape[1], 16)
-            grown = None
-            if capacity * self.width * 8 >= RESERVE_FROM:
-                grown = address_space(self.width, max(capacity, physical_memory() // (self.width * 8)))
-            if grown is None:
-                grown = np.empty((self.width, capacity), np.int64)
+            # grows no more (`_block`).
+            grown = self._block(max(size, 4 * self.store.shape[1], 16))
             used = self._used()
             grown[:, :used] = self.store[:, :used]
             if self.store.shape[1] > self._spare.shape[1]:
@@ -253,6 +248,15 @@ class Trace:
             self.fence = grown
         if self._count == len(self._ends):
             self._ends = np.concatenate([self._ends, np.zeros(len(self._ends), np.int64)])
+
+    def _block(self, capacity: int) -> np.ndarray:
+        """A (width, capacity) block; from RESERVE_FROM bytes on, one with room for as many
+        updates as the machine has memory for (runtime.memory.address_space)."""
+        if capacity * self.width * 8 >= RESERVE_FROM:
+            block = address_space(self.width, max(capacity, physical_memory() // (self.width * 8)))
+            if block is not None:
+                return block
+        return np.empty((self.width, capacity), np.int64)
 
     def _maintain(self, changed: int) -> None:
         """Merge while the spine asks for it; positions from `changed` on were rewritten."""
@@ -279,7 +283,7 @@ class Trace:
         product = self.lattice.is_product
         need = c - b if product else c - a
         if self._spare.shape[1] < need:
-            self._spare = np.empty((self.width, need), np.int64)
+            self._spare = self._block(need)
         if product:
             m = merge_segments(self.store, a, b, c, self.key_arity + self.val_arity, self.since.columns(), self._spare)
         else:
