@@ -11,9 +11,10 @@ A half is never split again (there are two cores, and one thread to lend).
 The pool has two threads, so that a half handed over while a trace insert
 runs starts at once (sharing the cores for a while) instead of queueing behind
 it and leaving this thread to wait: tc-2k's batch 3.5-4.0 -> 3.0-3.2 s against
-one thread. Work starts in the order it was handed over, and only a half ever
-waits (for an insert handed over before it), so nothing waits for work queued
-behind it.
+one thread. A half that no thread has taken when the first half is done is
+done by the thread that split the call, so nothing waits for work queued behind
+other work, and the pool's own threads split work too (a trace insert's large
+merges: runtime.trace.spine).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def split_point(key: np.ndarray) -> int | None:
     """Where to split the columns of sorted `key` (k, n) in two halves without splitting a key,
     or None when the input is too small to be worth two threads (or there is one core)."""
     n = key.shape[1]
-    if _pool is None or n < SPLIT or getattr(_halves, "active", False):
+    if n < SPLIT or not splittable():
         return None
     mid = n // 2
     if key.shape[0] == 0:
@@ -55,7 +56,15 @@ def both(first, second):
             _halves.active = False
 
     later = _pool.submit(half, second)
-    return half(first), later.result()
+    done = half(first)
+    if later.cancel():  # no thread has taken it (both are busy): done here rather than waited for
+        return done, half(second)
+    return done, later.result()
+
+
+def splittable() -> bool:
+    """A second core is there to take half of a call made from this thread."""
+    return _pool is not None and not getattr(_halves, "active", False)
 
 
 _outstanding: list = []  # futures of work handed over by in_background, not yet waited for here

@@ -49,6 +49,7 @@ def _join_product(delta: ArrangedBatch, trace: Trace, delta_first: bool) -> Batc
     if cut is None:
         m, out = _join_into(delta, trace, delta_first, np.empty((arity + delta.time.shape[0] + 1, room), np.int64), arity)
     else:
+        trace.wait()  # before the halves start: see runtime.operators.reduce
         low_room = 16 + int(trace.fanout * 1.25 * cut)
         block = np.empty((arity + delta.time.shape[0] + 1, room + 16), np.int64)
         (m, low_out), (high, high_out) = both(

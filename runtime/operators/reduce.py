@@ -362,6 +362,10 @@ class ReduceOp(Operator):
         cut = None if sort else split_point(key)
         if cut is None:
             return kernels.distinct(key, time, kept_key, kept_time, *traces, sort=sort, input_before=input_before)
+        if not input_before:
+            # The input's insert done before the halves start: a half waiting for it would hold a
+            # thread the insert's own halves could use (runtime.trace.spine).
+            self.in_trace.wait()
         low, high = both(lambda: kernels.distinct(key[:, :cut], time[:, :cut], kept_key, kept_time, *traces, input_before=input_before),
                          lambda: kernels.distinct(key[:, cut:], time[:, cut:], kept_key[:, :0], kept_time[:, :0], *traces,
                                                   input_before=input_before))

@@ -318,49 +318,82 @@ def merge_segments(store, a, b, c, kv, since, spare):
     The result is sorted by (key and value: the first kv rows, time) and
     consolidated, with every time advanced by `since` under the product order
     (per coordinate, the least over since's elements of max(t, f)). Advancing
-    keeps the (key, value) order, so this is one linear merge, written from the
-    top down: the newer segment is copied aside, and every row taken lands at or
-    after the older segment's unread rows, so nothing unread is overwritten and no
-    block the size of the store is needed (nor the fresh pages one would fault in).
-    Where it put two updates of one (key, value) next to each other with equal or
-    out-of-order times, it marks the place; a second pass visits the marked runs,
-    sorts their times and sums equal ones (updates summing to zero go), and moves the
-    rows between them down over what went.
+    keeps the (key, value) order, so this is one linear merge (`merge_into`).
     """
     store, since, spare = borrowed(store), borrowed(since), borrowed(spare)
-    width = store.shape[0]
-    dr = width - 1
-    nf = _advancing(store, a, c, kv, since)
     newer = c - b
-    for r in range(width):
+    for r in range(store.shape[0]):
         for j in range(newer):
             spare[r, j] = store[r, b + j]
-    i = b - 1  # the older segment's next row, from the top
-    j = newer - 1  # the newer's (in spare)
-    w = c - 1  # where the next row taken lands
-    lowest = c  # the lowest row of two updates of one (key, value) that need consolidating
-    marks = np.empty(2 * newer + 64, np.int64)  # each such row (from the top down), while there is room
-    n_marks = 0
-    last_side = -1
-    last_moved = False
-    while w >= a:
-        if j < 0:
-            side = 0
-        elif i < a:
+    return merge_into(store, spare, a, b, a, 0, 0, newer, c, kv, _advancing(store, a, c, kv, since), since)
+
+
+@kernel(C, C, I, I, I, I, I, I, I, I, I, M)
+def merge_into(store, spare, a, b, cut, at, n0, n1, top, kv, nf, since):
+    """Merge an older run of updates, positions [a, b), with a newer one, spare[:, n0:n1],
+    into store[:, top - (b - a) - (n1 - n0) : top], and consolidate: returns m, the
+    updates now at the bottom of that range, [bottom, bottom + m). Older position p is
+    store[:, p] from `cut` on, spare[:, at + p - a] below it (where a caller that writes
+    over store[:, a:cut] meanwhile has copied those rows). `nf`: since's element count,
+    or 0 when advancing leaves every time as it is (`_advancing`).
+
+    Written from the top down: every row taken lands at or after the older run's unread
+    rows in the store, so nothing unread is overwritten and no block the size of the store
+    is needed (nor the fresh pages one would fault in). Where it put two updates of one
+    (key, value) next to each other with equal or out-of-order times, it marks the place;
+    a second pass visits the marked runs, sorts their times and sums equal ones (updates
+    summing to zero go), and moves the rows between them down over what went.
+    """
+    store, spare, since = borrowed(store), borrowed(spare), borrowed(since)
+    bottom = top - (b - a) - (n1 - n0)
+    marks = np.empty(2 * (n1 - n0) + 64, np.int64)  # the rows to consolidate (from the top down), while there is room
+    # (next older position, next newer, where the next row lands, marks made, lowest mark, side and move of the last row)
+    state = (b - 1, n1 - 1, top - 1, 0, top, -1, False)
+    state = _merge_rows(store, store, 0, cut, False, spare, n0, bottom, top, kv, nf, since, marks, state)  # older rows in place
+    state = _merge_rows(store, spare, at - a, a, True, spare, n0, bottom, top, kv, nf, since, marks, state)  # those copied aside
+    n_marks = state[3]
+    lowest = state[4]
+    if lowest == top:
+        return top - bottom
+    if n_marks > marks.shape[0]:  # too many to visit one by one: one pass from the lowest
+        while lowest > bottom and _rows_equal(store, lowest - 1, lowest, kv):
+            lowest -= 1
+        return _consolidate_runs(store, lowest, top, kv) - bottom
+    return _consolidate_marked(store, marks, n_marks, bottom, top, kv) - bottom
+
+
+@helper
+def _merge_rows(store, older, shift, floor, last, spare, n0, bottom, top, kv, nf, since, marks, state):
+    """merge_into's rows while the next older row is at or above position `floor` (older
+    position p is older[:, p + shift]: the store itself when shift is 0 and not `last`), and
+    when this is the `last` part of the older rows, on to the bottom. Returns the state
+    (see merge_into) to go on from."""
+    i, j, w, n_marks, lowest, last_side, last_moved = state
+    width = store.shape[0]
+    dr = width - 1
+    o = i + shift  # older position i's column in `older`
+    o_floor = floor + shift
+    moves = last or shift != 0  # a row taken from `older` moves (in place, unless it lands where it is)
+    while w >= bottom:
+        if o < o_floor:
+            if not last:
+                break  # the older rows below are the next part's
             side = 1
+        elif j < n0:
+            side = 0
         else:
             side = 1  # equal (key, value)s: the newer lands above
             for x in range(kv):
-                p = store[x, i]
+                p = older[x, o]
                 q = spare[x, j]
                 if p != q:
                     side = 0 if p > q else 1
                     break
         if side == 0:
-            if w != i:
+            if moves or w != o:
                 for x in range(width):
-                    store[x, w] = store[x, i]
-            i -= 1
+                    store[x, w] = older[x, o]
+            o -= 1
         else:
             for x in range(width):
                 store[x, w] = spare[x, j]
@@ -377,9 +410,8 @@ def merge_segments(store, a, b, c, kv, since, spare):
                     moved = True
         # Two updates of one (key, value) next to each other need consolidating when their
         # times are equal or out of order, which they can be when they come from different
-        # segments or advancing moved a time; within one segment, unmoved, they are sorted
-        # and distinct.
-        if (w < c - 1 and (side != last_side or moved or last_moved) and _rows_equal(store, w, w + 1, kv)
+        # runs or advancing moved a time; within one run, unmoved, they are sorted and distinct.
+        if (w < top - 1 and (side != last_side or moved or last_moved) and _rows_equal(store, w, w + 1, kv)
                 and not _time_less(store, w, w + 1, kv, dr)):
             if n_marks < marks.shape[0]:
                 marks[n_marks] = w
@@ -388,13 +420,45 @@ def merge_segments(store, a, b, c, kv, since, spare):
         last_side = side
         last_moved = moved
         w -= 1
-    if lowest == c:
-        return c - a
-    if n_marks > marks.shape[0]:  # too many to visit one by one: one pass from the lowest
-        while lowest > a and _rows_equal(store, lowest - 1, lowest, kv):
-            lowest -= 1
-        return _consolidate_runs(store, lowest, c, kv) - a
-    return _consolidate_marked(store, marks, n_marks, a, c, kv) - a
+    return o - shift, j, w, n_marks, lowest, last_side, last_moved
+
+
+@kernel(C, I, I, I, I, M)
+def merge_split(store, a, b, c, kv, since):
+    """Where to cut the merge of store[:, a:b] and store[:, b:c] in two halves that share no
+    (key, value): (i, j, nf), the older segment's first position of the upper half (near its
+    middle) and the newer's count of rows before it, or i = -1 when the older segment's upper
+    half is one (key, value); nf as merge_into takes it."""
+    store, since = borrowed(store), borrowed(since)
+    i = a + max((b - a) >> 1, 1)
+    while i < b and _rows_equal(store, i, i - 1, kv):
+        i += 1
+    if i >= b:
+        return -1, 0, 0
+    lo = b
+    hi = c
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        before = False  # row mid's (key, value) sorts before row i's
+        for x in range(kv):
+            if store[x, mid] != store[x, i]:
+                before = store[x, mid] < store[x, i]
+                break
+        if before:
+            lo = mid + 1
+        else:
+            hi = mid
+    return i, lo - b, _advancing(store, a, c, kv, since)
+
+
+@kernel(C, I, I, I)
+def move_down(store, source, target, n):
+    """store[:, source:source + n] to store[:, target:target + n], target < source (the
+    ranges may overlap: copied from the bottom up)."""
+    store = borrowed(store)
+    for r in range(store.shape[0]):
+        for j in range(n):
+            store[r, target + j] = store[r, source + j]
 
 
 @helper
@@ -441,15 +505,17 @@ def _consolidate_marked(store, marks, n_marks, a, c, kv):
     return w + c - done
 
 
-@kernel(C, C, V, I, I, M, C, M, M, M, V, V)
-def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff, inserted):
+@kernel(C, C, V, I, I, M, C, M, M, M, V, V, I)
+def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff, inserted, limit):
     """Append an arranged batch as the newest segment and merge as the spine asks.
 
     The batch (key, val, time, diff columns) is copied in after the `count`
     segments whose ends are ends[:count]; then, while the last segment is at
     least 1/MERGE_RATIO the size of the one before it, the two merge in place
-    (`merge_segments`, the newer copied aside into `spare`). The fences of every
-    rewritten position are written again. Returns the number of segments, or
+    (`merge_segments`, the newer copied aside into `spare`), up to a merge of `limit`
+    updates or more, which is left to the caller (runtime.trace.spine splits it between
+    the two cores): then it returns ~count, the segments' count complemented. The fences
+    of every rewritten position are written again. Returns the number of segments, or
     NO_ROOM, having done nothing, when the store, `spare` (the used size past the
     first segment: the most a merge's newer segment can hold), `ends` or `fence` is
     too small: the caller grows them and calls again. (Checked here: the checks
@@ -480,11 +546,15 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff, in
     ends[count] = at + n
     count += 1
     changed = at
+    left = False  # a merge of `limit` updates or more is due
     while count >= 2:
         a = ends[count - 3] if count >= 3 else 0
         b = ends[count - 2]
         c = ends[count - 1]
         if b - a > MERGE_RATIO * (c - b):
+            break
+        if c - a >= limit:
+            left = True
             break
         m = merge_segments(store, a, b, c, kv, since, spare)
         count -= 1
@@ -497,4 +567,4 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff, in
     for q in range(first, (used + FENCE - 1) >> FENCE_SHIFT):
         for c in range(k):
             fence[c, q] = store[c, q << FENCE_SHIFT]
-    return count
+    return ~count if left else count

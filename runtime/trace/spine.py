@@ -31,13 +31,16 @@ from typing import NamedTuple
 import numpy as np
 
 from runtime.memory import address_space, physical_memory
+from runtime import parallel
 from runtime.parallel import in_background
 from runtime.times import Antichain, Lattice
 from runtime.trace.batch import ArrangedBatch
-from runtime.trace.kernels import FENCE, MERGE_RATIO, NO_ROOM, count_segments, lookup_segments, merge_segments, settle
+from runtime.trace.kernels import (FENCE, MERGE_RATIO, NO_ROOM, count_segments, lookup_segments, merge_into, merge_segments, merge_split,
+                                   move_down, settle)
 
 _MAX, _MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
 BACKGROUND_FROM = 16_384  # batches of this many updates or more are inserted on the other core
+SPLIT_MERGE_FROM = 1 << 20  # merges of this many updates or more run in two halves, on both cores
 RESERVE_FROM = 1 << 24  # bytes (16 MB): a store growing to this size or more gets the machine's memory as its room
 
 
@@ -200,9 +203,11 @@ class Trace:
         self._settle(batch, since, self.inserted)
 
     def _settle(self, batch: ArrangedBatch, since: np.ndarray, inserted: np.ndarray) -> None:
+        # (A store too small to hold a merge that large needs no look at the threads.)
+        limit = _MAX if self.store.shape[1] < SPLIT_MERGE_FROM or not parallel.splittable() else SPLIT_MERGE_FROM
         while True:
             count = settle(self.store, self._spare, self._ends, self._count, self.key_arity + self.val_arity,
-                           since, self.fence, batch.key, batch.val, batch.time, batch.diff, inserted)
+                           since, self.fence, batch.key, batch.val, batch.time, batch.diff, inserted, limit)
             if count != NO_ROOM:
                 break
             end, n = self._used(), len(batch)
@@ -210,7 +215,48 @@ class Trace:
             first = int(self._ends[0]) if self._count else end + n
             if self._spare.shape[1] < end + n - first:  # room for any merge above the first segment
                 self._spare = self._block(max(end + n - first, self._spare.shape[1] * 2))
-        self._count = count
+        if count >= 0:
+            self._count = count
+            return
+        self._count = ~count
+        changed = self._used()
+        while self._count >= 2:  # the merges settle left: each of `limit` updates or more
+            ends = self._ends
+            c, b = int(ends[self._count - 1]), int(ends[self._count - 2])
+            a = int(ends[self._count - 3]) if self._count >= 3 else 0
+            if b - a > MERGE_RATIO * (c - b):
+                break
+            self._merged(a, self._merge_in_halves(a, b, c, since))
+            changed = a
+        self._refence(changed)
+
+    def _merge_in_halves(self, a: int, b: int, c: int, since: np.ndarray) -> int:
+        """merge_segments of [a, b) and [b, c) in two halves that share no (key, value), on both
+        cores: the lower one in place; the upper one reading copies of the rows the lower one
+        writes over before it reads them (the newer segment, and as many of the older one's
+        upper rows as the newer one has lower rows). Then the upper half's updates move down
+        next to the lower half's (consolidating may have shortened it)."""
+        kv = self.key_arity + self.val_arity
+        i, j, nf = merge_split(self.store, a, b, c, kv, since)
+        if i < 0:
+            return merge_segments(self.store, a, b, c, kv, since, self._spare)
+        newer = c - b
+        if self._spare.shape[1] < newer + j:
+            self._spare = self._block(newer + j)
+        store, spare = self.store, self._spare
+        spare[:, :newer] = store[:, b:c]
+        spare[:, newer : newer + j] = store[:, i : i + j]
+        low, high = parallel.both(lambda: merge_into(store, spare, a, i, a, 0, 0, j, i + j, kv, nf, since),
+                                  lambda: merge_into(store, spare, i, b, i + j, newer, j, newer, c, kv, nf, since))
+        if high and a + low < i + j:
+            move_down(store, i + j, a + low, high)
+        return low + high
+
+    def _merged(self, a: int, m: int) -> None:
+        """The last two segments are now one of m updates from position a (or none)."""
+        self._count -= 1 if m else 2
+        if m:
+            self._ends[self._count - 1] = a + m
 
     def _insert_general(self, batch: ArrangedBatch, end: int) -> None:
         """insert for lattices whose compaction is not per coordinate (AltNeu)."""
@@ -289,9 +335,7 @@ class Trace:
         else:
             m = self._merge_general(a, c, self._spare)
             self.store[:, a : a + m] = self._spare[:, :m]
-        self._count -= 1 if m else 2
-        if m:
-            self._ends[self._count - 1] = a + m
+        self._merged(a, m)
 
     def _merge_general(self, a: int, c: int, out: np.ndarray) -> int:
         """Merge [a, c) for lattices whose advance is not per coordinate (AltNeu): advance,

@@ -16,6 +16,7 @@ import runtime.parallel
 import runtime.trace.spine as spine
 from runtime.times import Antichain, Lattice
 from runtime.trace import Trace
+from runtime.trace.kernels import FENCE
 
 from tests.runtime.test_distinct_load import closure, closure_dataflow, feed_epoch
 from tests.runtime.test_trace import batch
@@ -108,3 +109,48 @@ def test_a_closure_with_every_insert_on_the_other_core_stays_exact(monkeypatch):
         assert len(handed) > start  # the epoch's inserts were handed over
         assert all(future.done() for future in handed[start:])  # and done within the step
         assert captured.contents() == {pair: 1 for pair in closure(graph)}, t
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(updates, st.integers(0, 3)), min_size=1, max_size=10), st.booleans())
+def test_merges_in_two_halves_leave_the_trace_a_whole_merge_leaves(steps, handed_over):
+    """Every merge split between the cores (SPLIT_MERGE_FROM lowered to 2), inserted here or on
+    the other core: the same segments and updates as merges done whole."""
+    split, whole = Trace(Lattice(), 1, 1), Trace(Lattice(), 1, 1)
+    readers = [split.new_handle(), whole.new_handle()]
+    for rows, frontier in steps:
+        for trace, reader in zip((split, whole), readers):
+            reader.set_frontier(Antichain(trace.lattice, [(frontier,)]))
+        arranged = batch(rows, 1)
+        spine.SPLIT_MERGE_FROM, spine.BACKGROUND_FROM = 2, 1 if handed_over else 1 << 62
+        try:
+            split.insert(arranged)
+        finally:
+            spine.SPLIT_MERGE_FROM, spine.BACKGROUND_FROM = 1 << 62, 1 << 62
+        whole.insert(arranged)
+        assert split.sizes() == whole.sizes()
+        assert _rows(split) == _rows(whole)
+        store, fence, ends = split.parts()
+        assert fence[:, : (len(split) + FENCE - 1) // FENCE].tolist() == store[:1, : len(split) : FENCE].tolist()
+
+
+def test_a_merge_in_halves_moves_the_upper_half_down_when_the_lower_one_shrank(monkeypatch):
+    """Keys 0..99 at time 0, then their removal for keys below 40 and an insert for keys 40..59:
+    the halves cut the merge at key 50; the lower half's 140 updates cancel down to 20, so the
+    upper half's 60 move down next to them."""
+    monkeypatch.setattr(spine, "SPLIT_MERGE_FROM", 2)
+    halves = []
+    merge_into = spine.merge_into
+
+    def spy(*args):
+        halves.append(args[2:4])
+        return merge_into(*args)
+
+    monkeypatch.setattr(spine, "merge_into", spy)
+    trace = Trace(Lattice(), 1, 1)
+    trace.new_handle()  # its frontier stays at time 0
+    trace.insert(batch([((key, 0), 0, 1) for key in range(100)], 1))
+    trace.insert(batch([((key, 0), 0, -1) for key in range(40)] + [((key, 1), 0, 1) for key in range(40, 60)], 1))
+    assert sorted(halves) == [(0, 50), (50, 100)]  # the older segment's rows on each side of the cut
+    assert trace.sizes() == [80]
+    assert _rows(trace) == Counter({(key, 0, 0): 1 for key in range(40, 100)} | {(key, 1, 0): 1 for key in range(40, 60)})

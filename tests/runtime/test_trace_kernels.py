@@ -158,12 +158,12 @@ def test_settle_asks_for_room_and_changes_nothing_when_an_array_is_too_small():
         store, spare, ends, fence = arrays(**sizes)
         inserted = np.array([9, -9, -9], np.int64)
         before = (store.copy(), ends.copy(), fence.copy(), inserted.copy())
-        assert settle(store, spare, ends, 1, 1, since, fence, *args, inserted) == NO_ROOM, small
+        assert settle(store, spare, ends, 1, 1, since, fence, *args, inserted, 1 << 40) == NO_ROOM, small
         assert all(np.array_equal(a, b) for a, b in zip(before, (store, ends, fence, inserted)))
     store, spare, ends, fence = arrays(capacity=8, spare=0, ends=4, fences=1)  # the merge of both needs spare room
-    assert settle(store, spare, ends, 1, 1, since, fence, *args, inserted) == NO_ROOM
+    assert settle(store, spare, ends, 1, 1, since, fence, *args, inserted, 1 << 40) == NO_ROOM
     store, spare, ends, fence = arrays(capacity=8, spare=8, ends=4, fences=1)
-    count = settle(store, spare, ends, 1, 1, since, fence, *args, inserted)
+    count = settle(store, spare, ends, 1, 1, since, fence, *args, inserted, 1 << 40)
     assert count == 1  # copied in, then merged with the segment before it, from the bottom of the store
     assert store[:, :3].tolist() == [[1, 2, 3], [0, 0, 0], [0, 0, 1], [1, 1, 1]] and ends[0] == 3
     assert inserted.tolist() == [1, 0, 1]  # the least diff and the greatest times, the batch's taken in
