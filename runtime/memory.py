@@ -25,11 +25,12 @@ Both are settings of the whole process. A user who has chosen -- NUMPY_MADVISE_H
 or glibc's MALLOC_MMAP_MAX_, MALLOC_TRIM_THRESHOLD_ or GLIBC_TUNABLES -- is left alone;
 so is any C library but glibc.
 
-A large trace's store is `address_space`: room for as many updates as the machine has
-memory for, of which only the pages written take memory, so the store never grows again.
-A store that grows copies what it holds into fresh pages, and on this project's benchmark
-machine (a virtual machine) fresh pages cost ~8 us each in a process holding gigabytes:
-tc-5k's 1% update spent 3.2 s copying 28.9M updates into a grown store.
+A trace's blocks of 16 MB or more (runtime.trace.spine) are `address_space`: room for as
+many updates as the machine has memory for, of which only the pages written take memory,
+so a store never grows again. A store that grows copies what it holds into fresh pages,
+and on this project's benchmark machine (a virtual machine) fresh pages cost ~8 us each
+in a process holding gigabytes: tc-5k's 1% update spent 3.2 s copying 28.9M updates into
+a grown store.
 """
 
 from __future__ import annotations
