@@ -8,8 +8,8 @@ knows its input frontier, so a caller can tell which times are complete.
 
 Batches are kept as they come and arranged into the capture's trace only when
 someone reads, or when they outgrow what is arranged already (so memory stays
-within a constant factor of the consolidated history): a bulk answer that is
-read once is sorted once, not once per loop round.
+within a constant factor of the consolidated history, plus the last batch): a
+bulk answer that is read once is sorted once, when read, not once per loop round.
 """
 
 from __future__ import annotations
@@ -52,8 +52,10 @@ class CaptureOp(Operator):
 
     def bound(self) -> None:
         """Arrange once the unarranged rows outgrow twice the trace (memory stays within a
-        constant factor of the consolidated history)."""
-        if self.unarranged_rows > max(_UNARRANGED_FLOOR, 2 * len(self.trace)):
+        constant factor of the consolidated history, plus the last batch: a lone batch is kept
+        as it came, however large, as its sender made it anyway -- a loop's whole answer
+        leaving it in one batch is sorted when first read, not at once)."""
+        if len(self.unarranged) > 1 and self.unarranged_rows > max(_UNARRANGED_FLOOR, 2 * len(self.trace)):
             self.arrange()
 
     def hold(self, batch: Batch) -> None:

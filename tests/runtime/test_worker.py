@@ -102,3 +102,20 @@ def test_a_map_or_filter_after_an_operator_of_its_own_scope_runs_as_batches_are_
     assert source_back.name == "feedback" and not source_back.eager and waited[source_back] == 1
     # The input flushes as the step starts, before anything runs: its reader takes its turn.
     assert len(at_root) == 1 and waited[at_root[0]] == 1
+
+
+def test_a_capture_keeps_a_lone_batch_as_it_came_and_arranges_once_a_second_makes_too_many():
+    """A loop's answer leaving it in one batch is not sorted until it is read; a second batch
+    that takes the unarranged rows past twice the arranged ones arranges both."""
+    df = Dataflow()
+    handle, xs = df.new_input("xs", 1)
+    captured = xs.capture()
+    handle.update_columns(np.arange(10_000, dtype=np.int64).reshape(1, -1), diff=1, time=0)
+    handle.advance_to(1)
+    df.step()
+    assert (captured.op.unarranged_rows, len(captured.op.trace)) == (10_000, 0)
+    handle.update_columns(np.arange(5_000, dtype=np.int64).reshape(1, -1), diff=-1, time=1)
+    handle.advance_to(2)
+    df.step()
+    assert (captured.op.unarranged_rows, len(captured.op.trace)) == (0, 15_000)
+    assert captured.contents() == {(i,): 1 for i in range(5_000, 10_000)}
