@@ -28,9 +28,8 @@ so is any C library but glibc.
 A trace's blocks of 16 MB or more (runtime.trace.spine) are `address_space`: room for as
 many updates as the machine has memory for, of which only the pages written take memory,
 so a store never grows again. A store that grows copies what it holds into fresh pages,
-and on this project's benchmark machine (a virtual machine) fresh pages cost ~8 us each
-in a process holding gigabytes: tc-5k's 1% update spent 3.2 s copying 28.9M updates into
-a grown store.
+and on this project's benchmark machine (a virtual machine) a fresh page cost 2-11 us:
+tc-5k's 1% update spent 3.2 s copying 28.9M updates into a grown store.
 """
 
 from __future__ import annotations

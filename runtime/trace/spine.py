@@ -226,16 +226,7 @@ class Trace:
             self._count = count
             return
         self._count = ~count
-        changed = self._used()
-        while self._count >= 2:  # the merges settle left: each of `limit` updates or more
-            ends = self._ends
-            c, b = int(ends[self._count - 1]), int(ends[self._count - 2])
-            a = int(ends[self._count - 3]) if self._count >= 3 else 0
-            if b - a > MERGE_RATIO * (c - b):
-                break
-            self._merged(a, self._merge_in_halves(a, b, c, since))
-            changed = a
-        self._refence(changed)
+        self._maintain(self._used(), since)  # the merges settle left: each of `limit` updates or more
 
     def _merge_in_halves(self, a: int, b: int, c: int, since: np.ndarray) -> int:
         """merge_segments of [a, b) and [b, c) in two halves that share no (key, value), on both
@@ -278,7 +269,7 @@ class Trace:
         self.inserted[1:] = np.maximum(self.inserted[1:], batch.time.max(axis=1))
         self._ends[self._count] = end + n
         self._count += 1
-        self._maintain(end)
+        self._maintain(end, self.since.columns())
 
     def _reserve(self, size: int) -> None:
         """Room for `size` updates in the store, for their fences, and for one more segment."""
@@ -311,15 +302,16 @@ class Trace:
                 return block
         return np.empty((self.width, capacity), np.int64)
 
-    def _maintain(self, changed: int) -> None:
-        """Merge while the spine asks for it; positions from `changed` on were rewritten."""
+    def _maintain(self, changed: int, since: np.ndarray) -> None:
+        """Merge while the spine asks for it, advancing times by `since` (product lattices);
+        positions from `changed` on were rewritten."""
         while self._count >= 2:
             ends = self._ends
             c, b = int(ends[self._count - 1]), int(ends[self._count - 2])
             a = int(ends[self._count - 3]) if self._count >= 3 else 0
             if b - a > MERGE_RATIO * (c - b):
                 break
-            self._merge_last(a, b, c)
+            self._merge_last(a, b, c, since)
             changed = min(changed, a)
         self._refence(changed)
 
@@ -331,14 +323,17 @@ class Trace:
         if first < count:
             self.fence[:, first:count] = self.store[: self.key_arity, first * FENCE : n : FENCE]
 
-    def _merge_last(self, a: int, b: int, c: int) -> None:
-        """Merge the last two segments [a, b) and [b, c) into one at [a, a + m)."""
+    def _merge_last(self, a: int, b: int, c: int, since: np.ndarray) -> None:
+        """Merge the last two segments [a, b) and [b, c) into one at [a, a + m), times advanced
+        by `since` (product lattices; others advance by the trace's own `since`)."""
         product = self.lattice.is_product
         need = c - b if product else c - a
         if self._spare.shape[1] < need:
             self._spare = self._block(need)
-        if product:
-            m = merge_segments(self.store, a, b, c, self.key_arity + self.val_arity, self.since.columns(), self._spare)
+        if product and c - a >= SPLIT_MERGE_FROM and parallel.splittable():
+            m = self._merge_in_halves(a, b, c, since)
+        elif product:
+            m = merge_segments(self.store, a, b, c, self.key_arity + self.val_arity, since, self._spare)
         else:
             m = self._merge_general(a, c, self._spare)
             self.store[:, a : a + m] = self._spare[:, :m]
@@ -362,15 +357,16 @@ class Trace:
         """Merge every segment into one, fully compacted (used by tests and idle time)."""
         if self._pending is not None:
             self.wait()
+        since = self.since.columns()
         while self._count >= 2:
             a = int(self._ends[self._count - 3]) if self._count >= 3 else 0
-            self._merge_last(a, int(self._ends[self._count - 2]), int(self._ends[self._count - 1]))
+            self._merge_last(a, int(self._ends[self._count - 2]), int(self._ends[self._count - 1]), since)
         if self._count == 1:  # a single segment: compact it against an empty one
             end = int(self._ends[0])
             self._reserve(end)  # room for the extra (empty) segment
             self._ends[1] = end
             self._count = 2
-            self._merge_last(0, end, end)
+            self._merge_last(0, end, end, since)
         self._refence(0)
 
     # -- reading -----------------------------------------------------------------

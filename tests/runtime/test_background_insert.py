@@ -118,20 +118,22 @@ def test_merges_in_two_halves_leave_the_trace_a_whole_merge_leaves(steps, handed
     the other core: the same segments and updates as merges done whole."""
     split, whole = Trace(Lattice(), 1, 1), Trace(Lattice(), 1, 1)
     readers = [split.new_handle(), whole.new_handle()]
-    for rows, frontier in steps:
-        for trace, reader in zip((split, whole), readers):
-            reader.set_frontier(Antichain(trace.lattice, [(frontier,)]))
-        arranged = batch(rows, 1)
-        spine.SPLIT_MERGE_FROM, spine.BACKGROUND_FROM = 2, 1 if handed_over else 1 << 62
-        try:
+    before = spine.SPLIT_MERGE_FROM, spine.BACKGROUND_FROM
+    try:
+        for rows, frontier in steps:
+            for trace, reader in zip((split, whole), readers):
+                reader.set_frontier(Antichain(trace.lattice, [(frontier,)]))
+            arranged = batch(rows, 1)
+            spine.SPLIT_MERGE_FROM, spine.BACKGROUND_FROM = 2, 1 if handed_over else 1 << 62
             split.insert(arranged)
-        finally:
             spine.SPLIT_MERGE_FROM, spine.BACKGROUND_FROM = 1 << 62, 1 << 62
-        whole.insert(arranged)
-        assert split.sizes() == whole.sizes()
-        assert _rows(split) == _rows(whole)
-        store, fence, ends = split.parts()
-        assert fence[:, : (len(split) + FENCE - 1) // FENCE].tolist() == store[:1, : len(split) : FENCE].tolist()
+            whole.insert(arranged)
+            assert split.sizes() == whole.sizes()
+            assert _rows(split) == _rows(whole)
+            store, fence, ends = split.parts()
+            assert fence[:, : (len(split) + FENCE - 1) // FENCE].tolist() == store[:1, : len(split) : FENCE].tolist()
+    finally:
+        spine.SPLIT_MERGE_FROM, spine.BACKGROUND_FROM = before
 
 
 def test_a_merge_in_halves_moves_the_upper_half_down_when_the_lower_one_shrank(monkeypatch):
