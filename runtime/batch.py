@@ -93,5 +93,7 @@ class Batch:
         n = len(self)
         if n <= 1:
             return self if n == 0 or self.diff[0] != 0 else self.take(_EMPTY_INDEX)
-        _, data, time, diff = arrange(lead_column(self.data), self.data, self.time, self.diff)
+        block = arrange(lead_column(self.data), self.data, self.time, self.diff)
+        c, last = self.data.shape[0], block.shape[0] - 1
+        data, time, diff = block[:c], block[c:last], block[last]
         return Batch(data, time, diff)
