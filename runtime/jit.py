@@ -140,6 +140,25 @@ def kept_alive(typingctx, first, second):
     return numba.types.int64(first, second), codegen
 
 
+@numba.extending.intrinsic
+def prefetch(typingctx, block, row, column):
+    """Ask the processor to start loading block[row, column]'s cache line (a 2-D array),
+    so that a load of it that comes later does not wait as long."""
+
+    def codegen(context, builder, signature, args):
+        import llvmlite.ir as ir
+
+        array = context.make_array(signature.args[0])(context, builder, value=args[0])
+        pointer = numba.core.cgutils.get_item_pointer(context, builder, signature.args[0], array, [args[1], args[2]], wraparound=False)
+        byte = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = numba.core.cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [byte, i32, i32, i32]), "llvm.prefetch.p0i8")
+        builder.call(fn, [builder.bitcast(pointer, byte), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return numba.types.void(block, row, column), codegen
+
+
 def inlined(fn):
     """A helper whose code is inlined into each caller at numba's IR level, then typed
     with it: for small hot helpers whose call would cost more than their work.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from runtime.jit import borrowed, helper, inlined, kept_alive, kernel
+from runtime.jit import borrowed, helper, inlined, kept_alive, kernel, prefetch
 from runtime.kernels import I, M, V, grown_block, grown_row, lex_order, nt, same_columns
 from runtime.trace.kernels import C, _key_equal, _seek
 
@@ -739,6 +739,9 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
                     e = j
                     while e < end and _key_equal(store, e, key, p, k):
                         e += 1
+                    if e > j:  # its times and diffs, read below: loading while the next segments are sought
+                        for c in range(d + 1):
+                            prefetch(store, k + c, j)
                     for c in range(k):
                         head[s, c] = _LAST if e == end else store[c, e]
                     first[s] = j
