@@ -492,9 +492,10 @@ def _sum_equal_runs(first, cols, time, diff, order):
 
 @kernel(V, M, M, V)
 def arrange(lead, cols, time, diff):
-    """The updates sorted into arranged order and consolidated, as one new block whose
-    rows are the columns, the time coordinates and the diff (one array: each array
-    handed back to Python costs ~0.4 us to box, which a loop round's small batches feel).
+    """The updates sorted into arranged order (by `lead`, then the columns, then time) and
+    consolidated, as one new block whose rows are the columns, the time coordinates and
+    the diff; not the lead, which callers have as a column or as zeros (one array: each
+    array handed back to Python costs ~0.4 us to box, which a loop round's small batches feel).
 
     When the sort columns pack into 64 bits, equal updates are runs of equal
     sorted keys and the columns are rebuilt from those keys in sequential
