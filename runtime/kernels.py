@@ -525,17 +525,21 @@ def arrange(lead, cols, time, diff):
                     m += 1
                 k = q
             run_keys = run_keys[:m]
-            out = np.empty((cols.shape[0] + time.shape[0] + 1, m), np.int64)
-            out_cols, out_time = out[: cols.shape[0]], out[cols.shape[0] : cols.shape[0] + time.shape[0]]
+            # The block's rows as C-ordered arrays (reshaped slices of one buffer), as _sort_column
+            # and _unfold are compiled for: views of a 2-D block would compile them again.
+            c, t = cols.shape[0], time.shape[0]
+            buffer = np.empty((c + t + 1) * m, np.int64)
+            out_cols = buffer[: c * m].reshape((c, m))
+            out_time = buffer[c * m : (c + t) * m].reshape((t, m))
             out_lead = np.empty(m if use_first else 0, np.int64)
             shift = np.int64(0)  # not the literal 0, for which _unfold would be compiled too
-            for c in range(bits.shape[0]):
-                _unfold(run_keys, _sort_column(out_lead, out_cols, out_time, c), least[c], shift, bits[c])
-                shift += bits[c]
-            last = out.shape[0] - 1
+            for s in range(bits.shape[0]):
+                _unfold(run_keys, _sort_column(out_lead, out_cols, out_time, s), least[s], shift, bits[s])
+                shift += bits[s]
+            at = (c + t) * m
             for j in range(m):
-                out[last, j] = run_diff[j]
-            return out
+                buffer[at + j] = run_diff[j]
+            return buffer.reshape((c + t + 1, m))
         # Ranges too wide to pack: the packing's spans are not computed a second time.
         pos, summed = _sum_equal_runs(lead, cols, time, diff, _column_passes(lead, cols, time, use_first, _identity(n)))
     else:
