@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runtime.kernels import arrange
+from runtime.kernels import arranged
 
 INT = np.int64
 _EMPTY_INDEX = np.zeros(0, dtype=np.intp)
@@ -93,7 +93,4 @@ class Batch:
         n = len(self)
         if n <= 1:
             return self if n == 0 or self.diff[0] != 0 else self.take(_EMPTY_INDEX)
-        block = arrange(lead_column(self.data), self.data, self.time, self.diff)
-        c, last = self.data.shape[0], block.shape[0] - 1
-        data, time, diff = block[:c], block[c:last], block[last]
-        return Batch(data, time, diff)
+        return Batch(*arranged(lead_column(self.data), self.data, self.time, self.diff))

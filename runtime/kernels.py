@@ -556,6 +556,13 @@ def arrange(lead, cols, time, diff):
     return out
 
 
+def arranged(lead, cols, time, diff):
+    """`arrange`'s block taken apart: the sorted, consolidated (cols, time, diff), views of it."""
+    block = arrange(lead, cols, time, diff)
+    c, last = cols.shape[0], block.shape[0] - 1
+    return block[:c], block[c:last], block[last]
+
+
 @kernel(M, M)
 def advance_product(times, since):
     """advance_by(t, since) under the product order: per coordinate, min over f of max(t, f)."""

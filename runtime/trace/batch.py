@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT, Batch, lead_column
-from runtime.kernels import arrange, lookup_positions
+from runtime.kernels import arranged, lookup_positions
 
 
 class ArrangedBatch:
@@ -56,9 +56,8 @@ class ArrangedBatch:
         # kernels that read arranged batches take writeable arrays only.
         if len(diff) == 1 and diff[0] and data.flags.writeable and time.flags.writeable and diff.flags.writeable:
             return ArrangedBatch(data[:k], data[k:], time, diff, data)
-        block = arrange(lead_column(data[:k]), data, time, diff)
-        c, last = data.shape[0], block.shape[0] - 1
-        return ArrangedBatch(block[:k], block[k:c], block[c:last], block[last], block[:c])
+        cols, time, diff = arranged(lead_column(data[:k]), data, time, diff)
+        return ArrangedBatch(cols[:k], cols[k:], time, diff, cols)
 
     def take(self, index) -> "ArrangedBatch":
         return ArrangedBatch(self.key[:, index], self.val[:, index], self.time[:, index], self.diff[index])

@@ -250,12 +250,6 @@ class Trace:
             move_down(store, i + j, a + low, high)
         return low + high
 
-    def _merged(self, a: int, m: int) -> None:
-        """The last two segments are now one of m updates from position a (or none)."""
-        self._count -= 1 if m else 2
-        if m:
-            self._ends[self._count - 1] = a + m
-
     def _insert_general(self, batch: ArrangedBatch, end: int) -> None:
         """insert for lattices whose compaction is not per coordinate (AltNeu)."""
         n = len(batch)
@@ -337,7 +331,9 @@ class Trace:
         else:
             m = self._merge_general(a, c, self._spare)
             self.store[:, a : a + m] = self._spare[:, :m]
-        self._merged(a, m)
+        self._count -= 1 if m else 2
+        if m:
+            self._ends[self._count - 1] = a + m
 
     def _merge_general(self, a: int, c: int, out: np.ndarray) -> int:
         """Merge [a, c) for lattices whose advance is not per coordinate (AltNeu): advance,

@@ -104,11 +104,11 @@ def test_a_bulk_answer_is_sorted_once(monkeypatch):
 
     sizes = []
     for module in (runtime.batch, runtime.trace.batch):
-        def spy(lead, cols, time, diff, arrange=module.arrange):
+        def spy(lead, cols, time, diff, arranged=module.arranged):
             sizes.append(len(diff))
-            return arrange(lead, cols, time, diff)
+            return arranged(lead, cols, time, diff)
 
-        monkeypatch.setattr(module, "arrange", spy)
+        monkeypatch.setattr(module, "arranged", spy)
     s = session()
     chain = [(i, i + 1) for i in range(120)]
     answer = {(a, b) for a in range(121) for b in range(a + 1, 121)}  # 7,260 pairs
