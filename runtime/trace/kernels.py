@@ -349,8 +349,15 @@ def merge_into(store, spare, a, b, cut, at, n0, n1, top, kv, nf, since):
     marks = np.empty(2 * (n1 - n0) + 64, np.int64)  # the rows to consolidate (from the top down), while there is room
     # (next older position, next newer, where the next row lands, marks made, lowest mark, side and move of the last row)
     state = (b - 1, n1 - 1, top - 1, 0, top, -1, False)
-    state = _merge_rows(store, store, 0, cut, False, spare, n0, bottom, top, kv, nf, since, marks, state)  # older rows in place
-    state = _merge_rows(store, spare, at - a, a, True, spare, n0, bottom, top, kv, nf, since, marks, state)  # those copied aside
+    # Advancing by `since` in the product order, per coordinate the least over its elements
+    # of max(t, f), is max(t, least f): one comparison a coordinate.
+    least = np.empty(store.shape[0] - 1 - kv, np.int64)  # (read only when nf)
+    for x in range(least.shape[0]):
+        least[x] = since[x, 0] if since.shape[1] else 0
+        for f in range(1, since.shape[1]):
+            least[x] = min(least[x], since[x, f])
+    state = _merge_rows(store, store, 0, cut, False, spare, n0, bottom, top, kv, nf, least, marks, state)  # older rows in place
+    state = _merge_rows(store, spare, at - a, a, True, spare, n0, bottom, top, kv, nf, least, marks, state)  # those copied aside
     n_marks = state[3]
     lowest = state[4]
     if lowest == top:
@@ -362,23 +369,13 @@ def merge_into(store, spare, a, b, cut, at, n0, n1, top, kv, nf, since):
     return _consolidate_marked(store, marks, n_marks, bottom, top, kv) - bottom
 
 
-@inlined
-def _advanced(t, since, x, nf):
-    """Time coordinate x, t, advanced by the first nf elements of `since` (t itself when nf is 0)."""
-    if nf == 0:
-        return t
-    best = max(t, since[x, 0])
-    for f in range(1, nf):
-        best = min(best, max(t, since[x, f]))
-    return best
-
-
 @helper
-def _merge_rows(store, older, shift, floor, last, spare, n0, bottom, top, kv, nf, since, marks, state):
+def _merge_rows(store, older, shift, floor, last, spare, n0, bottom, top, kv, nf, least, marks, state):
     """merge_into's rows while the next older row is at or above position `floor` (older
     position p is older[:, p + shift]: the store itself when shift is 0 and not `last`), and
-    when this is the `last` part of the older rows, on to the bottom. Returns the state
-    (see merge_into) to go on from."""
+    when this is the `last` part of the older rows, on to the bottom; when `nf`, every time
+    coordinate x is advanced to at least least[x]. Returns the state (see merge_into) to go
+    on from."""
     i, j, w, n_marks, lowest, last_side, last_moved = state
     width = store.shape[0]
     dr = width - 1
@@ -408,8 +405,8 @@ def _merge_rows(store, older, shift, floor, last, spare, n0, bottom, top, kv, nf
                 # the inserts' time.)
                 side = 1
                 for x in range(kv, dr):
-                    p = _advanced(older[x, o], since, x - kv, nf)
-                    q = _advanced(spare[x, j], since, x - kv, nf)
+                    p = max(older[x, o], least[x - kv]) if nf else older[x, o]
+                    q = max(spare[x, j], least[x - kv]) if nf else spare[x, j]
                     if p != q:
                         side = 0 if p > q else 1
                         break
@@ -426,7 +423,7 @@ def _merge_rows(store, older, shift, floor, last, spare, n0, bottom, top, kv, nf
         if nf:
             for x in range(kv, dr):
                 t = store[x, w]
-                best = _advanced(t, since, x - kv, nf)
+                best = max(t, least[x - kv])
                 if best != t:
                     store[x, w] = best
                     moved = True
