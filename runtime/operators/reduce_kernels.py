@@ -644,7 +644,8 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     corrections (key, time, diff), sorted by key, then time; the work kept for later
     (key, time): `kept_key`/`kept_time` (pairs kept by earlier runs, not yet due)
     followed by this run's later pairs; the set-aside keys' elements (rows 0-3),
-    keys and bounds (rows 4 on); and the counts of elements and keys set aside.
+    keys, bounds and places among the corrections (rows 4 on); and the counts of
+    elements and keys set aside.
     """
     if sort:
         work_key, work_time, kept_key, kept_time = ready_work(key, time, kept_key, kept_time, frontier)
@@ -678,7 +679,8 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     # The results, each packed in one block (each array handed back to Python costs ~0.4 us to
     # box, more than a single update's call does otherwise): the corrections' key rows, time
     # rows and diff; the later pairs' key and time rows; and the set-aside keys' elements (rows
-    # 0-3) beside their keys (rows 4..4+k) and their bounds (row 4+k).
+    # 0-3) beside their keys (rows 4..4+k), their bounds (row 4+k) and the count of corrections
+    # made before each (row 5+k: where its own go, keys being in order).
     out = np.empty((k + d + 1, 64), np.int64)
     n_out = 0
     n_later = kept_key.shape[1]
@@ -688,7 +690,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
             later[c, j] = kept_key[c, j]
         for c in range(d):
             later[k + c, j] = kept_time[c, j]
-    aside = np.empty((4 + k + 1, 16), np.int64)
+    aside = np.empty((4 + k + 2, 16), np.int64)
     aside[4 + k, 0] = 0
     n_aside = 0
     n_general = 0
@@ -857,6 +859,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
                     aside[c, n_aside + r] = el[c, order[r]]  # sorted by (x, y), as distinct_general takes them
             for c in range(k):
                 aside[4 + c, n_general] = key[c, p]
+            aside[5 + k, n_general] = n_out  # where its corrections go among the others
             n_general += 1
             n_aside += size
             aside[4 + k, n_general] = n_aside
@@ -890,10 +893,10 @@ def distinct(key, time, kept_key, kept_time, in_trace, out_parts, since, frontie
     general = aside[4 : 4 + k, :n_general]
     more_g, more_t, more_d, more_later_g, more_later_t = distinct_general(
         aside[:4, :n_aside], aside[4 + k, : n_general + 1], np.arange(n_general), frontier, d)
-    out_k, out_t, out_d = np.concatenate([out_k, general[:, more_g]], axis=1), np.concatenate([out_t, more_t], axis=1), np.concatenate([out_d, more_d])
-    order = np.lexsort(tuple(out_t[::-1]) + tuple(out_k[::-1]))  # keys in order again, each key's times in order
+    at = aside[5 + k, more_g]  # each key's corrections (in time order) where the key's place is: keys stay in order
+    out_k, out_t, out_d = np.insert(out_k, at, general[:, more_g], axis=1), np.insert(out_t, at, more_t, axis=1), np.insert(out_d, at, more_d)
     later_k, later_t = np.concatenate([later_k, general[:, more_later_g]], axis=1), np.concatenate([later_t, more_later_t], axis=1)
-    return out_k[:, order], out_t[:, order], out_d[order], later_k, later_t
+    return out_k, out_t, out_d, later_k, later_t
 
 
 @inlined
