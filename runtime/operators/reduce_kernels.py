@@ -599,22 +599,27 @@ def _level_sweep(el, size, y_new, frontier, g, n_out, out_g, out_t, out_d, n_lat
 
 
 @helper
-def _read_since(time, handle):
-    """The frontier to advance the histories' times by as a run reads them: the least of the
-    run's times `time` per coordinate, when that is at or after an element of the input
-    handle's frontier `handle`, else that frontier. Every time the run evaluates is at or
-    after one of its times, and advancing by a frontier at or before the times compared keeps
-    every comparison (differential dataflow's compaction). The handle's frontier can lag:
-    after a step whose loop ended with no last run of distinct, it is still the last round's,
-    and a new epoch's first run would read the old epoch's history at its own iterations,
-    where, advanced to the new epoch, each key's times make a chain."""
+def _read_floor(time, handle):
+    """The least values, (x, y), the histories' times (of depth 1 or 2) are raised to as a run
+    reads them: the least of the run's times `time` per coordinate, when that is at or after
+    an element of the input handle's frontier `handle`, else the least of that frontier's
+    elements. (Advancing a time by a frontier in the product order, the meet of its joins
+    with the elements, raises each coordinate to at least the least element's.) Every time the
+    run evaluates is at or after one of its times, and advancing by a frontier at or before
+    the times compared keeps every comparison (differential dataflow's compaction). The
+    handle's frontier can lag: after a step whose loop ended with no last run of distinct, it
+    is still the last round's, and a new epoch's first run would read the old epoch's history
+    at its own iterations, where, advanced to the new epoch, each key's times make a chain."""
     d = time.shape[0]
-    if time.shape[1] == 0:
-        return handle
-    least = np.empty((d, 1), np.int64)
-    for c in range(d):
-        least[c, 0] = time[c].min()
-    return least if _in_advance(handle, least[0, 0], least[d - 1, 0]) else handle
+    if time.shape[1]:
+        x, y = time[0].min(), time[d - 1].min()
+        if _in_advance(handle, x, y):
+            return x, y
+    x, y = _FIRST, _FIRST
+    for f in range(handle.shape[1]):
+        x = handle[0, f] if f == 0 else min(x, handle[0, f])
+        y = handle[d - 1, f] if f == 0 else min(y, handle[d - 1, f])
+    return x, y
 
 
 @kernel(M, M, M, M, I, C, C, V, C, C, V, M, M, I)
@@ -626,7 +631,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     without a call of its own from Python); the input and output traces are read in
     place (their block, fences and segment ends), walking each segment once in key
     order. For each key: its history (times advanced by `since`, or by the least time
-    of the work when that is later: `_read_since`), the interesting times (the
+    of the work when that is later: `_read_floor`), the interesting times (the
     join-closure of its new times with the history), and at each, in lexicographic
     order, the correction `[I(t) > 0] - O(t) - earlier corrections at or before t`:
     made at those not in advance of `frontier`; of those in advance of it, the least
@@ -671,8 +676,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
         cur[s] = in_ends[s - 1]
     for s in range(1, out_ends.shape[0]):
         cur[n_in + s] = out_ends[s - 1]
-    since = _read_since(time, since)
-    single = since.shape[1] == 1
+    floor_x, floor_y = _read_floor(time, since)
     # One group's elements, a column each: x, y, kind (0 new, 1 input, 2 output), diff.
     el = np.empty((4, 64), np.int64)
     order = np.empty(64, np.int64)
@@ -765,18 +769,8 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
                 inside = s < n_in
                 store = in_store if inside else out_store
                 for j in range(first[s], stop[s]):
-                    for c in range(d):
-                        t = store[k + c, j]
-                        if single:
-                            t = max(t, since[c, 0])
-                        elif since.shape[1]:
-                            best = max(t, since[c, 0])
-                            for f in range(1, since.shape[1]):
-                                best = min(best, max(t, since[c, f]))
-                            t = best
-                        el[c, m] = t
-                    if d == 1:
-                        el[1, m] = 0
+                    el[0, m] = max(store[k, j], floor_x)
+                    el[1, m] = max(store[k + 1, j], floor_y) if d == 2 else 0
                     el[2, m] = 1 if inside else 2
                     el[3, m] = store[k + d, j]
                     m += 1
