@@ -15,7 +15,7 @@ import numpy as np
 
 from runtime.jit import borrowed, helper, inlined, kept_alive, kernel, prefetch
 from runtime.kernels import I, M, V, grown_block, grown_row, lex_order, nt, same_columns
-from runtime.trace.kernels import C, _key_equal, _seek
+from runtime.trace.kernels import C, _key_equal, _seek_inlined
 
 B = nt.Array(nt.boolean, 1, "A")
 
@@ -741,7 +741,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
                     else:
                         start = out_ends[s - n_in - 1] if s > n_in else 0
                         end = out_ends[s - n_in]
-                    j = _seek(store, fence, k, start, end, key, p, cur[s])
+                    j = _seek_inlined(store, fence, k, start, end, key, p, cur[s])
                     e = j
                     while e < end and _key_equal(store, e, key, p, k):
                         e += 1
