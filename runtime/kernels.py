@@ -193,15 +193,15 @@ _DIGIT = 11  # bits per radix pass (2,048 buckets)
 
 @helper
 def _span(col):
-    """(minimum, bits needed for col - minimum) of a non-empty column."""
+    """(minimum, bits needed for col - minimum) of a non-empty column: those of its range,
+    found in one pass (the highest bit any col - minimum sets is max - min's)."""
     least = col[0]
+    most = col[0]
     for i in range(1, col.shape[0]):
-        if col[i] < least:
-            least = col[i]
-    base = np.uint64(least)
-    varying = np.uint64(0)
-    for i in range(col.shape[0]):
-        varying |= np.uint64(col[i]) - base  # exact: the range fits in 64 bits
+        v = col[i]
+        least = min(least, v)
+        most = max(most, v)
+    varying = np.uint64(most) - np.uint64(least)  # exact: the range fits in 64 bits
     bits = 0
     while bits < 64 and (varying >> np.uint64(bits)) != 0:
         bits += 1
