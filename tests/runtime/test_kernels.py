@@ -132,3 +132,23 @@ def test_arrange_keeps_a_column_spanning_all_64_bits_after_a_constant_lead():
     cols, time, diff = _arranged(kernels.arrange(np.zeros(n, np.int64), cols, time, np.ones(n, np.int64)), cols, time)
     assert cols[0].tolist() == sorted(values)
     assert diff.tolist() == [1] * n
+
+
+@settings(max_examples=4, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([(50, 3), (4_000, 2), (2**40, 1)]))
+def test_arrange_of_a_large_input_sorts_in_narrower_digits_like_lexsort(seed, shape):
+    """From _WIDE_FROM rows on the radix passes take 8-bit digits: the same order and sums as
+    numpy's lexsort and a count of equal rows, for packed keys of a few bits to 64."""
+    span, ncols = shape
+    rng = np.random.default_rng(seed)
+    n = kernels._WIDE_FROM + int(rng.integers(0, 5_000))
+    cols = rng.integers(-span, span, size=(ncols, n), dtype=np.int64)
+    time = np.stack([np.full(n, 3, np.int64), rng.integers(0, 4, size=n, dtype=np.int64)])
+    diff = rng.choice(np.array([-1, 1, 2], np.int64), size=n)
+    cols_out, time_out, diff_out = _arranged(kernels.arrange(cols[0].copy(), cols, time, diff), cols, time)
+    rows = np.concatenate([cols, time])
+    unique, inverse = np.unique(rows.T, axis=0, return_inverse=True)  # sorted lexicographically, first row first
+    sums = np.bincount(inverse.ravel(), weights=diff, minlength=len(unique)).astype(np.int64)
+    kept = sums != 0
+    assert np.array_equal(np.concatenate([cols_out, time_out]), unique[kept].T)
+    assert np.array_equal(diff_out, sums[kept])
