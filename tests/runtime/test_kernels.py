@@ -137,7 +137,7 @@ def test_arrange_keeps_a_column_spanning_all_64_bits_after_a_constant_lead():
 @settings(max_examples=4, deadline=None)
 @given(st.integers(0, 2**32), st.sampled_from([(50, 3), (4_000, 2), (2**40, 1)]))
 def test_arrange_of_a_large_input_sorts_in_narrower_digits_like_lexsort(seed, shape):
-    """From _WIDE_FROM rows on the radix passes take 8-bit digits: the same order and sums as
+    """From _WIDE_FROM rows on the radix passes take digits of at most _DIGIT_WIDE bits: the same order and sums as
     numpy's lexsort and a count of equal rows, for packed keys of a few bits to 64."""
     span, ncols = shape
     rng = np.random.default_rng(seed)
