@@ -12,8 +12,8 @@ cache is keyed by a digest of the runtime's kernel sources as well as by numba's
 own key (which looks at the function's file only): a change to any of them
 compiles again rather than loading code built from the old helpers.
 
-A cold start (an empty or stale cache) compiles for seconds (16-19 CPU s for
-the README's example). The first
+A cold start (an empty or stale cache) compiles for seconds (19.5-19.8 CPU s for
+the README's example, 11.8 s of waiting on two cores). The first
 time a kernel is about to really compile (its signature is not in numba's cache
 index), `notice()` prints one line to stderr, once per process; a warm start is
 silent. numba compiles one function at a time in a process, so on a machine with a
@@ -227,7 +227,7 @@ def _in_cache(dispatcher, signature) -> bool:
     return key in cache._cache_file._load_index()
 
 
-HANDED_OVER = ("distinct_fused",)  # compiled by a helper process on a cold start (7.6-9.5 s of 16-19 s)
+HANDED_OVER = ("distinct_fused",)  # compiled by a helper process on a cold start (about 10 s of 20)
 _HELPER_ENV = "DELTALOG_COMPILE_HELPER"  # set in the helper: it starts no helper of its own
 _HELPER_PATIENCE = 300  # seconds: a helper this slow is stopped, and the kernel compiled here
 # The helper: each argument is a kernel (module.name) to compile into the cache.
