@@ -188,9 +188,9 @@ def _sort_range(order, lo, hi, cols, buffer):
 
 
 _INSERTION = 24  # rows up to which an insertion sort beats radix passes' bucket counts
-_DIGIT = 11  # bits per radix pass (2,048 buckets)
-_DIGIT_WIDE = 9  # ... at most, on inputs of _WIDE_FROM rows or more (alternating tests: better from 300k rows, worse at 100k)
-_WIDE_FROM = 1 << 17
+_DIGIT = 11  # bits per radix pass at most (2,048 buckets)
+_DIGIT_WIDE = 9  # ... and from _WIDE_FROM rows on (see _radix_passes)
+_WIDE_FROM = 1 << 17  # alternating tests: narrower digits paid from 300k rows on, not at 100k
 
 
 @helper
