@@ -15,7 +15,7 @@ import numpy as np
 
 from runtime.jit import borrowed, helper, inlined, kept_alive, kernel, prefetch
 from runtime.kernels import I, M, V, grown_block, grown_row, lex_order, nt, same_columns
-from runtime.trace.kernels import C, _key_equal, _seek_inlined
+from runtime.trace.kernels import C, _key_equal, _seek_inlined, least_coordinates
 
 B = nt.Array(nt.boolean, 1, "A")
 
@@ -603,9 +603,8 @@ def _read_floor(time, handle):
     """The least values, (x, y), the histories' times (of depth 1 or 2) are raised to as a run
     reads them: the least of the run's times `time` per coordinate, when that is at or after
     an element of the input handle's frontier `handle`, else the least of that frontier's
-    elements. (Advancing a time by a frontier in the product order, the meet of its joins
-    with the elements, raises each coordinate to at least the least element's.) Every time the
-    run evaluates is at or after one of its times, and advancing by a frontier at or before
+    elements per coordinate (`least_coordinates`: what advancing by it comes to). Every time
+    the run evaluates is at or after one of its times, and advancing by a frontier at or before
     the times compared keeps every comparison (differential dataflow's compaction). The
     handle's frontier can lag: after a step whose loop ended with no last run of distinct, it
     is still the last round's, and a new epoch's first run would read the old epoch's history
@@ -615,11 +614,8 @@ def _read_floor(time, handle):
         x, y = time[0].min(), time[d - 1].min()
         if _in_advance(handle, x, y):
             return x, y
-    x, y = _FIRST, _FIRST
-    for f in range(handle.shape[1]):
-        x = handle[0, f] if f == 0 else min(x, handle[0, f])
-        y = handle[d - 1, f] if f == 0 else min(y, handle[d - 1, f])
-    return x, y
+    least = least_coordinates(handle, d)
+    return least[0], least[d - 1]
 
 
 @kernel(M, M, M, M, I, C, C, V, C, C, V, M, M, I)

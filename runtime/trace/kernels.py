@@ -298,6 +298,23 @@ def _time_less(block, a, b, t0, t1):
     return False
 
 
+_NO_LEAST = np.iinfo(np.int64).min
+
+
+@helper
+def least_coordinates(since, depth):
+    """Per time coordinate, the least of the frontier `since`'s elements (int64's minimum
+    when it has none). Advancing a time by `since` in the product order -- the meet of its
+    joins with the elements, per coordinate the least over f of max(t, f) -- is
+    max(t, least) per coordinate: one comparison, whatever the frontier's size."""
+    least = np.empty(depth, np.int64)
+    for x in range(depth):
+        least[x] = _NO_LEAST
+        for f in range(since.shape[1]):
+            least[x] = since[x, f] if f == 0 else min(least[x], since[x, f])
+    return least
+
+
 @inlined
 def _advancing(store, a, c, kv, since):
     """since's element count, or 0 when advancing by it leaves every time of store[:, a:c]
@@ -306,12 +323,11 @@ def _advancing(store, a, c, kv, since):
     nf = since.shape[1]
     if nf == 0:
         return 0
+    least = least_coordinates(since, store.shape[0] - 1 - kv)
     for x in range(kv, store.shape[0] - 1):
-        least = since[x - kv, 0]
-        for f in range(1, nf):
-            least = min(least, since[x - kv, f])
+        bound = least[x - kv]
         for j in range(a, c):
-            if store[x, j] < least:
+            if store[x, j] < bound:
                 return nf
     return 0
 
@@ -355,13 +371,7 @@ def merge_into(store, spare, a, b, cut, at, n0, n1, top, kv, nf, since):
     marks = np.empty(2 * (n1 - n0) + 64, np.int64)  # the rows to consolidate (from the top down), while there is room
     # (next older position, next newer, where the next row lands, marks made, lowest mark, side and move of the last row)
     state = (b - 1, n1 - 1, top - 1, 0, top, -1, False)
-    # Advancing by `since` in the product order, per coordinate the least over its elements
-    # of max(t, f), is max(t, least f): one comparison a coordinate.
-    least = np.empty(store.shape[0] - 1 - kv, np.int64)  # (read only when nf)
-    for x in range(least.shape[0]):
-        least[x] = since[x, 0] if since.shape[1] else 0
-        for f in range(1, since.shape[1]):
-            least[x] = min(least[x], since[x, f])
+    least = least_coordinates(since, store.shape[0] - 1 - kv)  # (read only when nf)
     state = _merge_rows(store, store, 0, cut, False, spare, n0, bottom, top, kv, nf, least, marks, state)  # older rows in place
     state = _merge_rows(store, spare, at - a, a, True, spare, n0, bottom, top, kv, nf, least, marks, state)  # those copied aside
     n_marks = state[3]
