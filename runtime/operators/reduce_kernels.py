@@ -681,7 +681,7 @@ def distinct_fused(key, time, kept_key, kept_time, sort, in_store, in_fence, in_
     # rows and diff; the later pairs' key and time rows; and the set-aside keys' elements (rows
     # 0-3) beside their keys (rows 4..4+k), their bounds (row 4+k) and the count of corrections
     # made before each (row 5+k: where its own go, keys being in order).
-    out = np.empty((k + d + 1, 64), np.int64)
+    out = np.empty((k + d + 1, max(64, n)), np.int64)
     n_out = 0
     n_later = kept_key.shape[1]
     later = np.empty((k + d, n_later + 64), np.int64)
