@@ -9,7 +9,9 @@ receive decoded Python values; `map_columns` and `filter_columns` receive and
 return the int64 column block for speed.
 
 Arrangements are shared: a collection arranged by the same key twice is arranged
-once; a reduce's output comes already arranged by its key. A collection from an
+once; a reduce's output comes already arranged by its key, and a loop variable
+that starts empty is read by joins through its result's arrangement when the
+result is distinct's output (runtime.trace.delayed). A collection from an
 enclosing scope used inside an `iterate` body is entered automatically.
 """
 
@@ -38,6 +40,7 @@ from runtime.operators.reduce import ReduceOp
 from runtime.operators.rows import filter_rows, flat_map_rows, map_rows
 from runtime.progress import Summary
 from runtime.symbols import COLUMN_TYPES, FLOAT, INT, STR
+from runtime.trace.delayed import DelayedTrace
 from runtime.worker import DataflowError, Scope, Stream
 
 
@@ -62,6 +65,7 @@ class Collection:
         self._arranged: dict[int, Arranged] = {}
         self._entered: dict[int, Collection] = {}
         self._selected: dict[tuple, Collection] = {}
+        self._variable: Variable | None = None  # the loop variable this collection is, when it starts empty
         if arrangement is not None:
             self._arranged[arrangement.key_arity] = arrangement
 
@@ -207,9 +211,16 @@ class Collection:
     def join(self, other: "Collection", key: int = 1) -> "Collection":
         """Rows (key..., self's values..., other's values...) for matching keys."""
         other = self._in_my_scope(other)
-        op = JoinOp(self.dataflow, self.arrange_by_key(key), other.arrange_by_key(other._key(key)))
+        op = JoinOp(self.dataflow, self._join_side(key), other._join_side(other._key(key)))
         types = self.types + other.types[key:]
         return Collection(self.scope, op.output(), types)
+
+    def _join_side(self, key: int) -> Arranged:
+        """What a join reads of this collection: its arrangement by the first `key` columns, or,
+        for a loop variable that starts empty, its result's arrangement one iteration later."""
+        if self._variable is not None:
+            return self._variable.delayed(key)
+        return self.arrange_by_key(self._key(key))
 
     def join_map(self, other: "Collection", fn: Callable, key: int = 1, types=None, arity=None) -> "Collection":
         """join, then fn(*joined_row) -> output row."""
@@ -243,7 +254,7 @@ class Collection:
         keys = self._in_my_scope(keys)
         if keys.arity != key:
             raise DataflowError(f"semijoin keys have arity {keys.arity}, expected {key}")
-        op = JoinOp(self.dataflow, self.arrange_by_key(key), keys.distinct().arrange_by_self())
+        op = JoinOp(self.dataflow, self._join_side(key), keys.distinct().arrange_by_self())
         return Collection(self.scope, op.output(), self.types)
 
     def antijoin(self, keys: "Collection", key: int = 1) -> "Collection":
@@ -328,26 +339,58 @@ class Variable:
     result already comes out of a reduce (whose output is final per time); then the
     result and the source's negation go back on two edges, and the second waits for
     its turn in the round, so the two meet in the variable's readers' queues.
+
+    A variable that starts empty (`source` None; its scope and column types given)
+    is the result one iteration later and nothing else. Joins read it through
+    `DelayedTrace`s (runtime.trace.delayed), bound when the result is set to
+    distinct's output trace: the variable keeps no arrangement of its own.
     """
 
-    def __init__(self, source: Collection):
-        if source.scope.parent is None:
+    def __init__(self, source: Collection | None, scope: Scope | None = None, types=None):
+        if source is not None:
+            scope, types = source.scope, source.types
+        if scope.parent is None:
             raise DataflowError("a Variable lives in an iterative scope")
         self.source = source
-        self.scope = source.scope
-        self._head = Unary(source.dataflow, [source.stream], identity, "variable", source.scope.lattice)
-        self.collection = Collection(self.scope, self._head.output(), source.types)
+        self.scope = scope
+        inputs = [] if source is None else [source.stream]
+        self._head = Unary(scope.dataflow, inputs, identity, "variable", scope.lattice, scope=scope)
+        self.collection = Collection(scope, self._head.output(), types)
         self.result: Collection | None = None
+        self._delayed: dict[int, Arranged] = {}  # key arity -> what joins read of a variable that starts empty
+        if source is None:
+            self.collection._variable = self
+
+    def delayed(self, key: int) -> Arranged:
+        """The variable keyed by its first `key` columns, as joins read it: its stream, and a
+        delayed trace of its result's arrangement (bound by `set`)."""
+        arranged = self._delayed.get(key)
+        if arranged is None:
+            arity = self.collection.arity
+            if not 0 <= key <= arity:
+                raise DataflowError(f"key={key} is out of range for a collection of arity {arity}")
+            trace = DelayedTrace(self.scope.lattice, key, arity - key)
+            arranged = self._delayed[key] = Arranged(self.collection.stream, trace, key)
+        return arranged
 
     def set(self, result: Collection) -> Collection:
         if self.result is not None:
             raise DataflowError("Variable.set called twice")
         if result.scope is not self.scope:
             raise DataflowError("the result of an iterate body must be in the loop's scope")
-        if result.arity != self.source.arity:
-            raise DataflowError(f"loop body returns arity {result.arity}, the variable has arity {self.source.arity}")
+        if result.arity != self.collection.arity:
+            raise DataflowError(f"loop body returns arity {result.arity}, the variable has arity {self.collection.arity}")
         self.result = result
-        if isinstance(result.stream.op, ReduceOp):
+        op = result.stream.op
+        if self._delayed:
+            if not (isinstance(op, ReduceOp) and isinstance(op.reducer, reducers.Distinct)):
+                raise DataflowError("joins read a loop variable that starts empty through its result's arrangement: "
+                                    "the result must be distinct()'s output")
+            for arranged in self._delayed.values():
+                arranged.trace.bind(op.out_trace)
+        if self.source is None:
+            self._feed_back(result if isinstance(op, ReduceOp) else result.consolidate())
+        elif isinstance(op, ReduceOp):
             self._feed_back(result)
             # The source's negation waits for its turn, the last of the round (its operator is
             # the loop's newest): sent on delivery, when the source enters, it would reach the
@@ -367,17 +410,22 @@ class Variable:
         return back
 
 
-def iterate(sources: list[Collection], body) -> list[Collection]:
+def iterate(sources: list, body, scope: Scope | None = None) -> list[Collection]:
     """Mutually recursive variables in one loop scope.
 
     `body(*variables)` returns one result per variable; each variable starts as
-    its source and takes its result's value from one iteration to the next.
+    its source and takes its result's value from one iteration to the next. A
+    source given as column types instead of a collection is a variable that
+    starts empty (see `Variable`); `scope`, the scope the loop is in, is needed
+    when no source is a collection.
     """
-    scope = sources[0].scope
-    if any(s.scope is not scope for s in sources):
-        raise DataflowError("iterate() sources must all be in one scope")
-    inner = scope.iterative()
-    variables = [Variable(s.enter(inner)) for s in sources]
+    scopes = {id(s.scope): s.scope for s in sources if isinstance(s, Collection)}
+    if scope is not None:
+        scopes.setdefault(id(scope), scope)
+    if len(scopes) != 1:
+        raise DataflowError("iterate() sources must all be in one scope (given as `scope` when every source starts empty)")
+    inner = next(iter(scopes.values())).iterative()
+    variables = [Variable(s.enter(inner)) if isinstance(s, Collection) else Variable(None, inner, normalize_types(s)) for s in sources]
     results = list(body(*[v.collection for v in variables]))
     if len(results) != len(variables):
         raise DataflowError(f"iterate body returned {len(results)} results for {len(variables)} variables")

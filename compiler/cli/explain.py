@@ -5,7 +5,8 @@ then the predicates pushed into Spark reads (compiler.cli.inputs.pushdown);
 then the runtime dataflow a session builds for the program: one line per
 operator (`#id name`, what it is about, where its output goes), grouped by
 iterate scope, with each arrangement's key width and how many operators read
-it (an arrangement read by more than one is shared). `--dot FILE` writes the
+it (an arrangement read by more than one is shared; so is a distinct's output
+trace that joins read one iteration later, as a loop variable: runtime.trace.delayed). `--dot FILE` writes the
 same graph as DOT, iterate scopes as clusters and arrangements as boxes; a
 FILE ending in .png or .svg gets the picture instead: the DOT text goes to
 Graphviz's `dot -Tpng|-Tsvg -o FILE` on its standard input. Without `dot` on
@@ -49,6 +50,20 @@ class DataflowGraph:
         for (src, _port), subs in dataflow.subscribers.items():
             self.succ[src] += [dst.id for dst, _ in subs]
         self.scope = self._scopes()
+        self.delayed = self._delayed_readers()
+
+    def _delayed_readers(self) -> dict[int, int]:
+        """reduce op id -> how many joins read its output trace one iteration later."""
+        owner = {id(op.out_trace): op.id for op in self.ops if hasattr(op, "out_trace")}
+        readers: dict[int, int] = {}
+        for op in self.ops:
+            sources = {id(t.source) for t in (getattr(op, "left_trace", None), getattr(op, "right_trace", None)) if getattr(t, "delay", 0)}
+            for source in sources:
+                readers[owner[source]] = readers.get(owner[source], 0) + 1
+        return readers
+
+    def _shared(self, op) -> bool:
+        return (op.name == "arrange" and len(self.succ[op.id]) > 1) or op.id in self.delayed
 
     def _home(self, op) -> int:
         lattices = op.in_lattices if op.name == "leave" or not op.out_lattices else op.out_lattices
@@ -85,11 +100,14 @@ class DataflowGraph:
             readers = len(self.succ[op.id])
             shared = f", shared by {readers} readers" if readers > 1 else ""
             return f"arrange by {op.key_arity} key column{'s' if op.key_arity != 1 else ''}{shared}"
+        joins = self.delayed.get(op.id)
+        if joins:
+            return f"{op.name}, its output trace shared by {joins} join{'s' if joins > 1 else ''} (read one iteration later)"
         return op.name
 
     def text(self) -> list[str]:
-        arranges = [op for op in self.ops if op.name == "arrange"]
-        shared = sum(1 for op in arranges if len(self.succ[op.id]) > 1)
+        arranges = [op for op in self.ops if op.name == "arrange" or op.id in self.delayed]
+        shared = sum(1 for op in arranges if self._shared(op))
         scopes = sorted(set(self.scope.values()) - {0})
         lines = [f"dataflow: {len(self.ops)} operators, {len(arranges)} arrangements ({shared} shared), {len(scopes)} iterate scopes"]
         for s in [0] + scopes:
@@ -111,8 +129,8 @@ class DataflowGraph:
             for op in self.ops:
                 if self.scope[op.id] != s:
                     continue
-                shape = "box" if op.name == "arrange" else "invhouse" if op.name == "input" else "ellipse"
-                color = ', style=filled, fillcolor="#ffe9a8"' if op.name == "arrange" and len(self.succ[op.id]) > 1 else ""
+                shape = "box" if op.name == "arrange" or op.id in self.delayed else "invhouse" if op.name == "input" else "ellipse"
+                color = ', style=filled, fillcolor="#ffe9a8"' if self._shared(op) else ""
                 out.append(f"{indent}n{op.id} [label={_quote(f'#{op.id} {self.describe(op)}')}, shape={shape}{color}];")
             if s:
                 out.append("  }")

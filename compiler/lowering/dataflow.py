@@ -23,6 +23,11 @@ which is below the answer and saves iterations; the body, evaluated on the
 variables, is the next iteration, and its top Distinct (or min/max) keeps
 each iteration a set. Subplans that do not depend on the fixpoint are built
 outside the loop and entered, so they are computed once, not per iteration.
+A binding whose top Distinct is built and that a Join reads directly is the
+exception: its variable starts empty and holds its columns in the order that
+join reads them (key first), so the join reads the Distinct's own output trace
+one iteration later instead of an arrangement of its own (runtime.trace.delayed):
+a trace as large as the answer fewer, for one more iteration.
 
 A Distinct whose input is already a set is built as nothing at all (no
 arrangement, no distinct, no traces): a Join of sets (its rows carry all of
@@ -93,7 +98,7 @@ class _Context:
 
     def __init__(self, parent: "_Context | None" = None, scope=None, variables: dict | None = None, inner: dict | None = None):
         self.parent, self.scope = parent, scope
-        self.variables = variables or {}  # binding name -> loop variable collection
+        self.variables = variables or {}  # binding name -> View of its loop variable
         self.inner = inner or {}  # binding name -> body: the fixpoint's bindings computed within each iteration
         self.names = frozenset(self.variables) | frozenset(self.inner)  # what the loop's iterations change
         self.views: dict[Node, View] = {}
@@ -140,21 +145,42 @@ class _Lowering:
         names = frozenset(b.name for b in step.bindings)
         looped = _loop_variables(step, self._reads, self._distinct_built) if _monotone(step, self._reads) else step.bindings
         inner = {b.name: b.body for b in step.bindings if b not in looped}
+        orders = [self._shared_order(b, step) for b in looped]
         sources = []
-        for b in looped:
+        for b, order in zip(looped, orders):
+            if order is not None:  # starts empty, columns in that order
+                sources.append(runtime_types(b.types[c] for c in order))
+                continue
             seed = self._seed(b.body, names)
             sources.append(self.exact(seed if seed is not None else Values((), b.types), self.root))
         within = {}
 
         def body(*variables):
-            context = _Context(self.root, variables[0].scope, dict(zip((b.name for b in looped), variables)), inner)
+            views = {b.name: View(v, _inverse(order) if order else tuple(range(b.body.arity))) for b, v, order in zip(looped, variables, orders)}
+            context = _Context(self.root, variables[0].scope, views, inner)
             within.update((name, self.exact(node, context)) for name, node in inner.items())
-            return [self.exact(b.body, context) for b in looped]
+            return [self.exact(b.body, context) if order is None else self.ordered(b.body.input, order, context).distinct()
+                    for b, order in zip(looped, orders)]
 
-        for b, result in zip(looped, iterate(sources, body)):
-            self.bindings[b.name] = result
+        for b, order, result in zip(looped, orders, iterate(sources, body, self.df.root_scope)):
+            self.bindings[b.name] = result if order is None else result.select(_inverse(order))
         for name, collection in within.items():
             self.bindings[name] = collection.leave()
+
+    def _shared_order(self, b, step: Fixpoint) -> tuple[int, ...] | None:
+        """The column order of binding b's variable when it reads its Distinct's output trace (the
+        key columns of the first Join of the fixpoint that reads it directly, then the others), or
+        None when it keeps an arrangement of its own (its top Distinct is not built, or no Join reads it)."""
+        if not self._distinct_built(b.body):
+            return None
+        for binding in step.bindings:
+            for node in walk(binding.body):
+                if not isinstance(node, Join):
+                    continue
+                for side, keys in ((node.left, tuple(a for a, _ in node.keys)), (node.right, tuple(c for _, c in node.keys))):
+                    if isinstance(side, Ref) and side.name == b.name and len(set(keys)) == len(keys):
+                        return keys + tuple(c for c in range(b.body.arity) if c not in keys)
+        return None
 
     def _seed(self, node: Node, names) -> Node | None:
         """The part of a binding's body that does not read the fixpoint's own bindings."""
@@ -222,7 +248,7 @@ class _Lowering:
             return View(self.inputs[node.name][1], identity)
         if isinstance(node, Ref):
             if node.name in context.variables:
-                return View(context.variables[node.name], identity)
+                return context.variables[node.name]
             if node.name in context.inner:
                 return self.view(context.inner[node.name], context)
             return View(self.bindings[node.name], identity)
@@ -382,6 +408,11 @@ def _determined(node: Node, columns: set[int]) -> set[int]:
                 if a in columns or b + shift in columns:
                     columns |= {a, b + shift}
     return columns
+
+
+def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:
+    """Where each column went in `order`: the columns to select to put them back."""
+    return tuple(order.index(c) for c in range(len(order)))
 
 
 def _flip_last(columns):

@@ -25,7 +25,9 @@ from runtime.worker import Operator
 
 def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool) -> Batch | None:
     """delta x trace as a Batch of (key, delta vals, trace vals) or the reverse order."""
-    if lattice.is_product and len(delta) and len(trace):
+    if not len(delta) or not len(trace):
+        return None
+    if lattice.is_product:
         return _join_product(delta, trace, delta_first)
     found = trace.lookup(delta.key)
     owner = found.owner
@@ -67,7 +69,7 @@ def _join_into(delta: ArrangedBatch, trace: Trace, delta_first: bool, out: np.nd
     """The join's output written into `out` (rows: data, time, diff), or into a block of its
     own when `out` is too small: (columns written, the block written)."""
     for _ in range(2):
-        m = join_segments(delta.key, delta.val, delta.time, delta.diff, *trace.parts(), delta.key.shape[0], delta_first,
+        m = join_segments(delta.key, delta.val, delta.time, delta.diff, *trace.parts(), delta.key.shape[0], trace.delay, delta_first,
                           out[:arity], out[arity:-1], out[-1])
         if m >= 0:
             return m, out
@@ -105,11 +107,22 @@ def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice) -> Batch | None:
     return Batch(data, time, -(b.diff[owner] * a.diff[pos]))
 
 
+def _keyed(message, key_arity: int) -> ArrangedBatch:
+    """A message as an arranged batch: a plain batch comes from a loop variable read through a
+    delayed trace (runtime.trace.delayed), whose updates -- distinct's output, one iteration
+    later -- are in the order of the whole row and time already."""
+    if isinstance(message, ArrangedBatch):
+        return message
+    data = message.data
+    return ArrangedBatch(data[:key_arity], data[key_arity:], message.time, message.diff, data)
+
+
 class JoinOp(Operator):
     name = "join"
 
     def __init__(self, dataflow, left: Arranged, right: Arranged):
         self.left_trace, self.right_trace = left.trace, right.trace
+        self.left_key, self.right_key = left.key_arity, right.key_arity
         self.left_handle = left.trace.new_handle()
         self.right_handle = right.trace.new_handle()
         lat = left.stream.lattice
@@ -120,6 +133,8 @@ class JoinOp(Operator):
         da = self.receive(0)
         db = self.receive(1)
         parts = []
+        da = [_keyed(a, self.left_key) for a in da]
+        db = [_keyed(b, self.right_key) for b in db]
         for a in da:
             parts.append(join_batch_trace(a, self.right_trace, lat, delta_first=True))
         for b in db:

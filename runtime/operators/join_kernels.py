@@ -17,13 +17,15 @@ from runtime.kernels import I, M, V
 from runtime.trace.kernels import C, _key_equal, _key_less, _probe_less, _probes_sorted, _seek, _skip_probes
 
 
-@kernel(M, M, M, V, C, C, V, I, I, M, M, V)
-def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delta_first, out_data, out_time, out_diff):
+@kernel(M, M, M, V, C, C, V, I, I, I, M, M, V)
+def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, delta_first, out_data, out_time, out_diff):
     """The delta updates (keys sorted) joined with every update of the trace with an equal
     key, as output updates (key, delta values, trace values) -- or (key, trace values,
     delta values) when not `delta_first` -- at the times' coordinate-wise maximum with
-    the product of the diffs, written to the out arrays. Returns how many, or minus the
-    number needed when the out arrays are too small (what was written is then garbage)."""
+    the product of the diffs, written to the out arrays; the trace's times are read with
+    `delay` added to their last coordinate (runtime.trace.delayed). Returns how many, or
+    minus the number needed when the out arrays are too small (what was written is then
+    garbage)."""
     dkey, dval, dtime, ddiff = borrowed(dkey), borrowed(dval), borrowed(dtime), borrowed(ddiff)
     store, fence, ends = borrowed(store), borrowed(fence), borrowed(ends)
     out_data, out_time, out_diff = borrowed(out_data), borrowed(out_time), borrowed(out_diff)
@@ -69,8 +71,9 @@ def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delta_first, 
                         out_data[at1 + c, m] = dval[c, i]
                     for c in range(v2):
                         out_data[at2 + c, m] = store[k + c, r]
-                    for c in range(d):
+                    for c in range(d - 1):
                         out_time[c, m] = max(dtime[c, i], store[k + v2 + c, r])
+                    out_time[d - 1, m] = max(dtime[d - 1, i], store[k + v2 + d - 1, r] + delay)
                     out_diff[m] = ddiff[i] * store[k + v2 + d, r]
                 m += 1
             i += 1

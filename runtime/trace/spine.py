@@ -80,6 +80,8 @@ class TraceHandle:
 
 
 class Trace:
+    delay = 0  # what readers add to the last time coordinate of its updates (runtime.trace.delayed)
+
     def __init__(self, lattice: Lattice, key_arity: int, val_arity: int, name: str = "trace"):
         self.lattice = lattice
         self.key_arity = key_arity

@@ -158,3 +158,77 @@ def test_mutual_recursion(steps):
         return iterate([start, start.filter(lambda r: False)], body)
 
     check(program, [2], steps)
+
+
+def _empty_start(edges, arity, body):
+    """One loop variable that starts empty: read by joins through its result's output trace,
+    one iteration later (runtime.trace.delayed), in the dataflow."""
+    if isinstance(edges, Multiset):
+        return ref_iterate([Multiset()], lambda v: [body(v)])[0]
+    return dd_iterate([("int",) * arity], lambda v: [body(v)], scope=edges.scope)[0]
+
+
+def closure_keyed_by_target(edges):
+    """path as (y, x): x reaches y. The join reads the variable keyed by its first column."""
+    edges = edges.distinct()
+    return _empty_start(edges, 2, lambda p: p.join(edges).map(lambda r: (r[2], r[1]), arity=2)
+                        .concat(edges.map(lambda r: (r[1], r[0]), arity=2)).distinct())
+
+
+def joined_with_itself(edges):
+    """Pairs (y, z) with a walk from y to z whose first edge leaves y: p(y, w) and p(w, z) make
+    p(y, z) -- a join of the variable with itself (both sides read through delayed traces,
+    and both sides' updates meet in one run)."""
+    edges = edges.distinct()
+
+    def body(p):
+        turned = p.map(lambda r: (r[1], r[0]), arity=2)  # (w, y): an arrangement of its own
+        return turned.join(p).map(lambda r: (r[1], r[2]), arity=2).concat(edges).distinct()
+    return _empty_start(edges, 2, body)
+
+
+def squared(edges):
+    """Both sides of a join read the variable itself, keyed by its first column."""
+    edges = edges.distinct()
+    return _empty_start(edges, 2, lambda p: p.join(p).map(lambda r: (r[1], r[2]), arity=2).concat(edges).distinct())
+
+
+@SETTINGS
+@given(toggles(1, [2], values=6, max_updates=8, max_steps=8))
+def test_loop_variable_that_starts_empty_read_through_its_results_trace(steps):
+    check(closure_keyed_by_target, [2], steps)
+
+
+@SETTINGS
+@given(toggles(1, [2], values=5, max_updates=8, max_steps=6, max_offset=4, max_advance=4))
+def test_loop_variable_that_starts_empty_with_many_times_in_flight(steps):
+    check(closure_keyed_by_target, [2], steps)
+
+
+@SETTINGS
+@given(toggles(1, [2], values=5, max_updates=8, max_steps=6, max_offset=3, max_advance=3))
+def test_loop_variable_that_starts_empty_joined_with_itself(steps):
+    check(joined_with_itself, [2], steps)
+    check(squared, [2], steps)
+
+
+@SETTINGS
+@given(toggles(1, [2], values=5, max_updates=8))
+def test_mutual_recursion_of_variables_that_start_empty(steps):
+    # Nodes reachable from node 0 by an even / odd number of edges, each variable read by a
+    # join keyed by its only column.
+    def program(edges):
+        edges = edges.distinct()
+        start = edges.filter(lambda r: r[0] == 0).map(lambda r: (r[0],), arity=1).distinct()
+
+        def step(nodes):
+            return nodes.join(edges).map(lambda r: (r[1],), arity=1)
+
+        def body(even, odd):
+            return [step(odd).concat(start).distinct(), step(even).distinct()]
+
+        if isinstance(edges, Multiset):
+            return ref_iterate([Multiset(), Multiset()], body)
+        return dd_iterate([("int",), ("int",)], body, scope=edges.scope)
+
+    check(program, [2], steps)

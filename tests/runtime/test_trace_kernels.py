@@ -108,6 +108,8 @@ def test_a_merge_with_more_rows_to_consolidate_than_it_marks_consolidates_them_a
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_join_segments_writes_each_delta_update_times_each_matching_trace_update(data):
+    """Against nested loops; the trace's times read `delay` iterations later (a delayed trace:
+    runtime.trace.delayed) when it is 1."""
     from runtime.operators.join_kernels import join_segments
 
     k, v = data.draw(st.integers(1, 2)), data.draw(st.integers(0, 1))
@@ -120,16 +122,18 @@ def test_join_segments_writes_each_delta_update_times_each_matching_trace_update
     dtime = data.draw(arrays(np.int64, (2, n), elements=st.integers(0, 4)))
     ddiff = data.draw(arrays(np.int64, n, elements=st.sampled_from([-1, 1, 2])))
     delta_first = data.draw(st.booleans())
+    delay = data.draw(st.sampled_from([0, 1]))
     room = data.draw(st.sampled_from([0, 5, 10_000]))
     out = (np.full((k + 1 + v, room), -7), np.full((2, room), -7), np.full(room, -7))
-    m = join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delta_first, *out)
+    m = join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, delta_first, *out)
     rows = store.T.tolist()
     want = []
     for i in range(n):
         for r in rows:
             if r[:k] == dkey[:, i].tolist():
                 vals = dval[:, i].tolist() + r[k : k + v] if delta_first else r[k : k + v] + dval[:, i].tolist()
-                time = [max(a, b) for a, b in zip(dtime[:, i].tolist(), r[k + v : k + v + 2])]
+                epoch, iteration = r[k + v : k + v + 2]
+                time = [max(dtime[0, i], epoch), max(dtime[1, i], iteration + delay)]
                 want.append((tuple(dkey[:, i].tolist() + vals), tuple(time), int(ddiff[i]) * r[-1]))
     if len(want) > room:
         assert m == -len(want)

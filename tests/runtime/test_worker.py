@@ -119,3 +119,46 @@ def test_a_capture_keeps_a_lone_batch_as_it_came_and_arranges_once_a_second_make
     df.step()
     assert (captured.op.unarranged_rows, len(captured.op.trace)) == (0, 15_000)
     assert captured.contents() == {(i,): 1 for i in range(5_000, 10_000)}
+
+
+def test_a_loop_variable_that_starts_empty_is_read_through_its_distincts_output_trace():
+    """Joins read such a variable through a delayed view of the distinct's output trace: no
+    arrangement of the variable's own, one trace fewer, and the closure is right after updates."""
+    from runtime import iterate
+    from runtime.operators.arrange import ArrangeOp
+    from runtime.operators.join import JoinOp
+    from runtime.operators.reduce import ReduceOp
+    from runtime.trace.delayed import DelayedTrace
+
+    df = Dataflow()
+    handle, edges = df.new_input("edges", 2)
+    # path as (y, x): x reaches y; keyed by y, as the join with edges (y, z) reads it.
+    (path,) = iterate([("int", "int")], lambda p: [p.join(edges).select([2, 1]).concat(edges.select([1, 0])).distinct()],
+                      scope=df.root_scope)
+    captured = path.capture()
+    join = next(op for op in df.ops if isinstance(op, JoinOp))
+    distinct = next(op for op in df.ops if isinstance(op, ReduceOp))
+    assert isinstance(join.left_trace, DelayedTrace) and join.left_trace.source is distinct.out_trace
+    variable = next(op for op in df.ops if op.name == "variable")
+    assert [reader for reader, _ in df.subscribers[(variable.id, 0)]] == [join]  # nothing arranges it
+    assert sum(isinstance(op, ArrangeOp) for op in df.ops) == 2  # the edges', and distinct's input
+    handle.insert([(1, 2), (2, 3), (3, 4)])
+    handle.advance_to(1)
+    df.step()
+    handle.remove([(2, 3)], time=1)
+    handle.insert([(4, 1)], time=1)
+    handle.advance_to(2)
+    df.step()
+    reach = {(1, 2), (3, 4), (4, 1), (3, 1), (4, 2), (3, 2)}  # pairs (x, y): edges 1->2, 3->4, 4->1
+    assert set(captured.contents()) == {(y, x) for x, y in reach}
+
+
+def test_joins_read_a_variable_that_starts_empty_only_when_its_result_is_a_distinct():
+    from runtime import DataflowError, iterate
+
+    df = Dataflow()
+    _, edges = df.new_input("edges", 2)
+    with pytest.raises(DataflowError, match="distinct"):
+        iterate([("int", "int")], lambda p: [p.join(edges).select([2, 1]).concat(edges)], scope=df.root_scope)
+    with pytest.raises(DataflowError, match="scope"):
+        iterate([("int", "int")], lambda p: [p.join(edges).select([2, 1]).concat(edges).distinct()])
