@@ -79,7 +79,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout without installing
 
-from runtime import Dataflow, jit  # noqa: E402
+from runtime import Dataflow, iterate, jit  # noqa: E402
 
 ROOTS = np.arange(10, dtype=np.int64)
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -202,15 +202,16 @@ class Reachability:
         self.df = Dataflow()
         self.edges_in, edges = self.df.new_input("edges", 2)
         self.roots_in, roots = self.df.new_input("roots", 1)
-        seed = roots.map_columns(lambda d: np.vstack([d[0], d[0]]), arity=2)  # (root, root)
-        reach = seed.iterate(
-            lambda r: r.map_columns(lambda d: d[::-1])  # (node, root)
-            .join(edges)  # (node, root, dst)
-            .map_columns(lambda d: np.vstack([d[1], d[2]]), arity=2)  # (root, dst)
-            .concat(seed)
-            .distinct()
+        seed = roots.select([0, 0])  # (root, root)
+        # The loop variable holds (node, root), keyed by node as the join with edges reads it. It
+        # starts empty, so the join reads distinct's output trace one iteration later instead of
+        # an arrangement of its own (runtime.trace.delayed), as the compiled plan does.
+        (reach,) = iterate(
+            [("int", "int")],
+            lambda r: [r.join(edges).select([2, 1]).concat(seed).distinct()],  # (node, root, dst) -> (dst, root)
+            scope=self.df.root_scope,
         )
-        self.cap = reach.capture()
+        self.cap = reach.select([1, 0]).capture()  # (root, node)
         self.time = 0
 
     def advance(self, t: int) -> None:
