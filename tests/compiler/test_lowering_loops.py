@@ -30,6 +30,23 @@ def loop_rounds(program) -> int:
 EDGES = ".decl e(x: number, y: number)\n.input e\n"
 
 
+def replay_edge_changes(program, seed: int, nodes: int, edges: int, commits: int, changes: int) -> None:
+    """Random edges e among `nodes` nodes, then commits each removing `changes` edges and adding
+    as many, the session checked against the naive oracle at every commit (Replay)."""
+    rng = random.Random(seed)
+    replay = Replay(program)
+    present = {(rng.randrange(nodes), rng.randrange(nodes)) for _ in range(edges)}
+    replay.insert("e", sorted(present))
+    replay.commit()
+    for _ in range(commits):
+        gone = rng.sample(sorted(present), changes)
+        new = {(rng.randrange(nodes), rng.randrange(nodes)) for _ in range(changes)} - present
+        replay.remove("e", gone)
+        replay.insert("e", sorted(new))
+        present = (present - set(gone)) | new
+        replay.commit()
+
+
 def test_a_cycle_through_two_relations_has_one_back_edge_and_half_the_rounds():
     counter = """
     .decl a(x: number)
@@ -70,18 +87,7 @@ def test_one_relation_on_every_cycle_is_the_only_back_edge():
     """
     program = compiler.compile_datalog(text)
     assert back_edges(program) == 1
-    rng = random.Random(7)
-    replay = Replay(program)
-    edges = {(rng.randrange(12), rng.randrange(12)) for _ in range(20)}
-    replay.insert("e", sorted(edges))
-    replay.commit()
-    for _ in range(6):
-        gone = rng.sample(sorted(edges), 3)
-        new = {(rng.randrange(12), rng.randrange(12)) for _ in range(3)} - edges
-        replay.remove("e", gone)
-        replay.insert("e", sorted(new))
-        edges = (edges - set(gone)) | new
-        replay.commit()
+    replay_edge_changes(program, seed=7, nodes=12, edges=20, commits=6, changes=3)
 
 
 def test_a_relation_that_reads_itself_keeps_its_back_edge():
@@ -142,15 +148,4 @@ def test_a_recursive_relation_a_join_reads_is_read_through_its_distincts_output_
     distinct = next(op for op in df.ops if op.name == "distinct")
     delayed = [t for op in df.ops if op.name == "join" for t in (op.left_trace, op.right_trace) if t.delay]
     assert len(delayed) == 1 and delayed[0].source is distinct.out_trace
-    rng = random.Random(3)
-    replay = Replay(program)
-    edges = {(rng.randrange(10), rng.randrange(10)) for _ in range(14)}
-    replay.insert("e", sorted(edges))
-    replay.commit()
-    for _ in range(5):
-        gone = rng.sample(sorted(edges), 2)
-        new = {(rng.randrange(10), rng.randrange(10)) for _ in range(2)} - edges
-        replay.remove("e", gone)
-        replay.insert("e", sorted(new))
-        edges = (edges - set(gone)) | new
-        replay.commit()
+    replay_edge_changes(program, seed=3, nodes=10, edges=14, commits=5, changes=2)
