@@ -572,21 +572,6 @@ def arranged(lead, cols, time, diff):
     return block[:c], block[c:last], block[last]
 
 
-@kernel(M, M)
-def advance_product(times, since):
-    """advance_by(t, since) under the product order: per coordinate, min over f of max(t, f)."""
-    if since.shape[1] == 0:
-        return times
-    out = np.empty(times.shape, np.int64)
-    for i in range(times.shape[1]):
-        for k in range(times.shape[0]):
-            best = np.iinfo(np.int64).max
-            for f in range(since.shape[1]):
-                best = min(best, max(times[k, i], since[k, f]))
-            out[k, i] = best
-    return out
-
-
 @kernel(M)
 def hash_columns(block):
     """A 64-bit mix of each column of a (k, n) block (splitmix64 finaliser per word)."""

@@ -6,8 +6,8 @@ then the runtime dataflow a session builds for the program: one line per
 operator (`#id name`, what it is about, where its output goes), grouped by
 iterate scope, with each arrangement's key width and how many operators read
 it (an arrangement read by more than one is shared; so is a distinct's output
-trace that joins read one iteration later, as a loop variable: runtime.trace.delayed). `--dot FILE` writes the
-same graph as DOT, iterate scopes as clusters and arrangements as boxes; a
+trace that joins read one iteration later, as a loop variable: runtime.trace.delayed).
+`--dot FILE` writes the same graph as DOT, iterate scopes as clusters and arrangements as boxes; a
 FILE ending in .png or .svg gets the picture instead: the DOT text goes to
 Graphviz's `dot -Tpng|-Tsvg -o FILE` on its standard input. Without `dot` on
 PATH that is a one-line error (exit 1) saying so. The last line says where

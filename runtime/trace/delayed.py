@@ -29,10 +29,9 @@ class DelayedHandle:
     """A reader's handle on a delayed trace: its frontier, moved one iteration earlier, is
     the reader's say in the compaction of the trace read."""
 
-    __slots__ = ("delayed", "frontier", "_handle")
+    __slots__ = ("frontier", "_handle")
 
-    def __init__(self, delayed: "DelayedTrace"):
-        self.delayed = delayed
+    def __init__(self):
         self.frontier = None  # as the reader gave it (the reader's times)
         self._handle = None
 
@@ -73,7 +72,7 @@ class DelayedTrace:
             handle.bind(trace)
 
     def new_handle(self) -> DelayedHandle:
-        handle = DelayedHandle(self)
+        handle = DelayedHandle()
         if self.source is not None:
             handle.bind(self.source)
         self._handles.append(handle)

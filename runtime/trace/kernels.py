@@ -307,9 +307,8 @@ def least_coordinates(since, depth):
     when it has none). Advancing a time by `since` in the product order -- the meet of its
     joins with the elements, per coordinate the least over f of max(t, f) -- is
     max(t, least) per coordinate: one comparison, whatever the frontier's size."""
-    least = np.empty(depth, np.int64)
+    least = np.full(depth, _NO_LEAST, np.int64)
     for x in range(depth):
-        least[x] = _NO_LEAST
         for f in range(since.shape[1]):
             least[x] = since[x, f] if f == 0 else min(least[x], since[x, f])
     return least
