@@ -9,7 +9,7 @@ arranged by one key is arranged once however many operators read it.
 
 from __future__ import annotations
 
-from runtime.operators.basic import one_batch
+from runtime.operators.basic import as_batch
 from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator, Stream
 
@@ -32,8 +32,7 @@ class ArrangeOp(Operator):
         super().__init__(dataflow, [[stream]], [stream.lattice], [stream.lattice])
 
     def run(self):
-        batch = one_batch(self.receive(0))
-        arranged = ArrangedBatch.from_batch(batch, self.key_arity)
+        arranged = ArrangedBatch.from_batches([as_batch(m) for m in self.receive(0)], self.key_arity)
         self.trace.insert(arranged)
         self.send(arranged)
 

@@ -23,33 +23,36 @@ from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
 
 
-def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool) -> Batch | None:
-    """delta x trace as a Batch of (key, delta vals, trace vals) or the reverse order."""
+def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool) -> list[Batch]:
+    """delta x trace as batches of (key, delta vals, trace vals) or the reverse order."""
     if not len(delta) or not len(trace):
-        return None
+        return []
     if lattice.is_product:
         return _join_product(delta, trace, delta_first)
     found = trace.lookup(delta.key)
     owner = found.owner
     if not len(owner):
-        return None
+        return []
     key = delta.key[:, owner]
     dval = delta.val[:, owner]
     time = lattice.join_arrays(delta.time[:, owner], found.time)
     diff = delta.diff[owner] * found.diff
     vals = [dval, found.val] if delta_first else [found.val, dval]
-    return Batch(np.concatenate([key] + vals, axis=0), time, diff)
+    return [Batch(np.concatenate([key] + vals, axis=0), time, diff)]
 
 
-def _join_product(delta: ArrangedBatch, trace: Trace, delta_first: bool) -> Batch | None:
+def _join_product(delta: ArrangedBatch, trace: Trace, delta_first: bool) -> list[Batch]:
     """join_batch_trace for epoch and iteration times: one kernel writes the output (a large
-    batch in two halves at once, each into its own end of one output block)."""
+    batch in two halves at once, each into its own part of one output block, and each sent
+    as it is: the readers that sort them, arrangements, read both without a copy of them
+    side by side)."""
     n = len(delta)
     cut = split_point(delta.key)
     arity = delta.key.shape[0] + delta.val.shape[0] + trace.val_arity
     room = 16 + int(trace.fanout * 1.25 * n)  # as the trace's recent fan-out suggests
     if cut is None:
         m, out = _join_into(delta, trace, delta_first, np.empty((arity + delta.time.shape[0] + 1, room), np.int64), arity)
+        halves = [out[:, :m]]
     else:
         trace.wait()  # before the halves start: see runtime.operators.reduce
         low_room = 16 + int(trace.fanout * 1.25 * cut)
@@ -57,12 +60,10 @@ def _join_product(delta: ArrangedBatch, trace: Trace, delta_first: bool) -> Batc
         (m, low_out), (high, high_out) = both(
             lambda: _join_into(delta.take(slice(0, cut)), trace, delta_first, block[:, :low_room], arity),
             lambda: _join_into(delta.take(slice(cut, None)), trace, delta_first, block[:, low_room:], arity))
-        out = _adjoined(low_out[:, :m], high_out[:, :high])
+        halves = [low_out[:, :m], high_out[:, :high]]
         m += high
     trace.observe_fanout(n, m)
-    if not m:
-        return None
-    return Batch(out[:arity, :m], out[arity:-1, :m], out[-1, :m])
+    return [Batch(out[:arity], out[arity:-1], out[-1]) for out in halves if out.shape[1]]
 
 
 def _join_into(delta: ArrangedBatch, trace: Trace, delta_first: bool, out: np.ndarray, arity: int):
@@ -75,27 +76,6 @@ def _join_into(delta: ArrangedBatch, trace: Trace, delta_first: bool, out: np.nd
             return m, out
         out = np.empty((out.shape[0], -m), np.int64)  # too little room: exactly as much, and again
     raise AssertionError("join_segments asked for more room than it was given")
-
-
-def _adjoined(low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """low's columns then high's, in one block. When high lies after low in one block (each half
-    had its own end of it), high moves down next to low in place: pages already written,
-    not a fresh block of both (whose copy cost more than the join's halves saved)."""
-    m, n = low.shape[1], high.shape[1]
-    if not n:
-        return low
-    block = low.base if low.base is not None else low
-    if high.base is block and high.strides == low.strides:
-        start = (high.__array_interface__["data"][0] - low.__array_interface__["data"][0]) // low.strides[1]
-        gap = start - m
-        if gap == 0 or gap * 16 >= n:
-            # Chunks no longer than the gap: each copy's source and target are apart.
-            for at in range(0, n if gap else 0, gap or 1):
-                size = min(gap, n - at)
-                for row in range(block.shape[0]):
-                    block[row, m + at : m + at + size] = block[row, start + at : start + at + size]
-            return block[:, : m + n]
-    return np.concatenate([low, high], axis=1)
 
 
 def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice) -> Batch | None:
@@ -136,9 +116,9 @@ class JoinOp(Operator):
         da = [_keyed(a, self.left_key) for a in da]
         db = [_keyed(b, self.right_key) for b in db]
         for a in da:
-            parts.append(join_batch_trace(a, self.right_trace, lat, delta_first=True))
+            parts.extend(join_batch_trace(a, self.right_trace, lat, delta_first=True))
         for b in db:
-            parts.append(join_batch_trace(b, self.left_trace, lat, delta_first=False))
+            parts.extend(join_batch_trace(b, self.left_trace, lat, delta_first=False))
         if da and db:
             for a in da:
                 for b in db:

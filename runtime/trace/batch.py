@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT, Batch, lead_column
-from runtime.kernels import arranged, lookup_positions
+from runtime.kernels import arranged, arranged_parts, lookup_positions
 
 
 class ArrangedBatch:
@@ -49,6 +49,14 @@ class ArrangedBatch:
     @staticmethod
     def from_batch(batch: Batch, key_arity: int) -> "ArrangedBatch":
         return ArrangedBatch._arranged(batch.data, key_arity, batch.time, batch.diff)
+
+    @staticmethod
+    def from_batches(batches: list[Batch], key_arity: int) -> "ArrangedBatch":
+        """from_batch of the batches' updates together, not concatenated first."""
+        if len(batches) == 1:
+            return ArrangedBatch.from_batch(batches[0], key_arity)
+        cols, time, diff = arranged_parts([(lead_column(b.data[:key_arity]), b.data, b.time, b.diff) for b in batches])
+        return ArrangedBatch(cols[:key_arity], cols[key_arity:], time, diff, cols)
 
     @staticmethod
     def _arranged(data: np.ndarray, k: int, time: np.ndarray, diff: np.ndarray) -> "ArrangedBatch":

@@ -139,6 +139,34 @@ def test_arrange_keeps_a_column_spanning_all_64_bits_after_a_constant_lead():
     assert diff.tolist() == [1] * n
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([1, 3, 4_000, 2**20, 2**62]), st.integers(0, 3),
+       st.sampled_from(["ones", "small", "wide", "full"]), st.booleans())
+def test_arranged_by_numpy_sort_of_packed_words_sums_like_unique_rows(seed, span, ncols, diffs, lead_is_key):
+    """From _NUMPY_SORT_FROM rows on, updates are packed into words beside their diff (or, when
+    the diffs' range does not fit, their position) and sorted by numpy; inputs too wide for a
+    word go to the radix passes. Either way, whole or in parts: numpy's unique rows and their
+    summed diffs."""
+    rng = np.random.default_rng(seed)
+    n = kernels._NUMPY_SORT_FROM + int(rng.integers(0, 3_000))
+    cols = rng.integers(-span, span, size=(ncols, n), dtype=np.int64)[:, rng.integers(0, n, n)]  # repeated rows
+    time = np.stack([np.full(n, 2, np.int64), rng.integers(0, 5, size=n, dtype=np.int64)])
+    diff = {"ones": np.ones(n, np.int64), "small": rng.integers(-2, 3, size=n, dtype=np.int64),
+            "wide": rng.integers(-(2**40), 2**40, size=n, dtype=np.int64), "full": rng.integers(-(2**62), 2**62, size=n, dtype=np.int64)}[diffs]
+    lead = cols[0].copy() if lead_is_key and ncols else rng.integers(0, 4, size=n, dtype=np.int64)
+    rows = np.concatenate([lead[None], cols, time])
+    unique, inverse = np.unique(rows.T, axis=0, return_inverse=True)
+    sums = np.zeros(len(unique), np.int64)
+    np.add.at(sums, inverse.ravel(), diff)  # (int64 sums: bincount's float weights would round)
+    kept = sums != 0
+    # All at once, and in parts (a join's output halves), which are not concatenated first.
+    cuts = [0, *sorted(rng.integers(0, n, size=int(rng.integers(1, 4)))), n]
+    parts = [(lead[a:b], cols[:, a:b], time[:, a:b], diff[a:b]) for a, b in zip(cuts, cuts[1:]) if b > a]
+    for cols_out, time_out, diff_out in (kernels.arranged(lead, cols, time, diff), kernels.arranged_parts(parts)):
+        assert np.array_equal(np.concatenate([cols_out, time_out]), unique[kept].T[1:])
+        assert np.array_equal(diff_out, sums[kept])
+
+
 @settings(max_examples=4, deadline=None)
 @given(st.integers(0, 2**32), st.sampled_from([(50, 3), (4_000, 2), (2**40, 1)]))
 def test_arrange_of_a_large_input_sorts_in_narrower_digits_like_lexsort(seed, shape):
