@@ -8,8 +8,8 @@ operators work on whole batches at once, which is how fine-grained times keep
 batch throughput.
 
 Consolidation sums the diffs of identical `(data, time)` pairs and drops zeros.
-It orders rows by their columns (radix passes over the values) and sums runs
-of equal rows.
+It orders rows by their values (radix passes; numpy's sort of packed words for
+large batches: runtime.kernels.arranged) and sums runs of equal rows.
 """
 
 from __future__ import annotations

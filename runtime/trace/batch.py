@@ -3,8 +3,9 @@
 An `ArrangedBatch` splits each update's data into `key` and `val` columns.
 Updates are sorted by the values themselves: the key columns, the value
 columns, then time. So all updates of one key are contiguous and are found by a
-lexicographic binary search, and a batch is put in order by radix passes over
-its columns, with no hash to compute or to collide. `lead`, the leading key
+lexicographic binary search, and a batch is put in order by its values (radix
+passes, or numpy's sort of the updates packed into words: runtime.kernels.arranged),
+with no hash to compute or to collide. `lead`, the leading key
 column (zeros for a keyless arrangement), is what the sorting kernels take
 first.
 """
