@@ -499,6 +499,28 @@ def _sum_equal_runs(first, cols, time, diff, order):
     return out_pos[:m], out_diff[:m]
 
 
+@helper
+def _unfolded_block(keys, sums, least, bits, count, c, t):
+    """`arrange`'s block from the packed keys of consolidated updates (sorted; the first `count`
+    of `least` and `bits` describe their sort columns, as `_sort_column` orders them; a lead
+    column beyond c + t is unfolded and dropped) and their summed diffs."""
+    m = keys.shape[0]
+    # The block's rows as C-ordered arrays (reshaped slices of one buffer), as _sort_column
+    # and _unfold are compiled for: views of a 2-D block would compile them again.
+    buffer = np.empty((c + t + 1) * m, np.int64)
+    out_cols = buffer[: c * m].reshape((c, m))
+    out_time = buffer[c * m : (c + t) * m].reshape((t, m))
+    out_lead = np.empty(m if count > c + t else 0, np.int64)
+    shift = np.int64(0)  # not the literal 0, for which _unfold would be compiled too
+    for s in range(count):
+        _unfold(keys, _sort_column(out_lead, out_cols, out_time, s), least[s], shift, bits[s])
+        shift += bits[s]
+    at = (c + t) * m
+    for j in range(m):
+        buffer[at + j] = sums[j]
+    return buffer.reshape((c + t + 1, m))
+
+
 @kernel(V, M, M, V)
 def arrange(lead, cols, time, diff):
     """The updates sorted into arranged order (by `lead`, then the columns, then time) and
@@ -533,22 +555,7 @@ def arrange(lead, cols, time, diff):
                     run_diff[m] = total
                     m += 1
                 k = q
-            run_keys = run_keys[:m]
-            # The block's rows as C-ordered arrays (reshaped slices of one buffer), as _sort_column
-            # and _unfold are compiled for: views of a 2-D block would compile them again.
-            c, t = cols.shape[0], time.shape[0]
-            buffer = np.empty((c + t + 1) * m, np.int64)
-            out_cols = buffer[: c * m].reshape((c, m))
-            out_time = buffer[c * m : (c + t) * m].reshape((t, m))
-            out_lead = np.empty(m if use_first else 0, np.int64)
-            shift = np.int64(0)  # not the literal 0, for which _unfold would be compiled too
-            for s in range(bits.shape[0]):
-                _unfold(run_keys, _sort_column(out_lead, out_cols, out_time, s), least[s], shift, bits[s])
-                shift += bits[s]
-            at = (c + t) * m
-            for j in range(m):
-                buffer[at + j] = run_diff[j]
-            return buffer.reshape((c + t + 1, m))
+            return _unfolded_block(run_keys[:m], run_diff, least, bits, bits.shape[0], cols.shape[0], time.shape[0])
         # Ranges too wide to pack: the packing's spans are not computed a second time.
         pos, summed = _sum_equal_runs(lead, cols, time, diff, _column_passes(lead, cols, time, use_first, _identity(n)))
     else:
@@ -638,18 +645,7 @@ def unpacked_runs(packed, least, bits, by_position, diff, c, t):
             keys[m] = key
             sums[m] = total
             m += 1
-    buffer = np.empty((c + t + 1) * m, np.int64)
-    out_cols = buffer[: c * m].reshape((c, m))
-    out_time = buffer[c * m : (c + t) * m].reshape((t, m))
-    out_lead = np.empty(m if count > c + t else 0, np.int64)
-    shift = np.int64(0)
-    for s in range(count):
-        _unfold(keys[:m], _sort_column(out_lead, out_cols, out_time, s), least[s], shift, bits[s])
-        shift += bits[s]
-    at = (c + t) * m
-    for j in range(m):
-        buffer[at + j] = sums[j]
-    return buffer.reshape((c + t + 1, m))
+    return _unfolded_block(keys[:m], sums, least, bits, count, c, t)
 
 
 _NUMPY_SORT_FROM = 1024  # rows from which packed words sorted by numpy beat radix passes
@@ -657,21 +653,15 @@ _NUMPY_SORT_FROM = 1024  # rows from which packed words sorted by numpy beat rad
 
 def arranged(lead, cols, time, diff):
     """`arrange`'s block taken apart: the sorted, consolidated (cols, time, diff), views of it."""
-    block = _numpy_sorted([(lead, cols, time, diff)]) if len(diff) >= _NUMPY_SORT_FROM else None
-    if block is None:
-        block = arrange(lead, cols, time, diff)
-    c, last = cols.shape[0], block.shape[0] - 1
-    return block[:c], block[c:last], block[last]
+    return arranged_parts([(lead, cols, time, diff)])
 
 
 def arranged_parts(parts):
     """`arranged` of the parts' updates together, (lead, cols, time, diff) each, without
     concatenating them first (a join's output comes in parts: runtime.operators.join)."""
-    if len(parts) == 1:
-        return arranged(*parts[0])
     block = _numpy_sorted(parts) if sum(len(p[3]) for p in parts) >= _NUMPY_SORT_FROM else None
     if block is None:
-        lead, cols, time, diff = (np.concatenate(x, axis=-1) for x in zip(*parts))
+        lead, cols, time, diff = parts[0] if len(parts) == 1 else (np.concatenate(x, axis=-1) for x in zip(*parts))
         block = arrange(lead, cols, time, diff)
     c, last = parts[0][1].shape[0], block.shape[0] - 1
     return block[:c], block[c:last], block[last]
