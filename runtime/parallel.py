@@ -31,11 +31,12 @@ _pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="deltalog-core") if
 _halves = threading.local()  # .active: this thread is running a half
 
 
-def split_point(key: np.ndarray) -> int | None:
+def split_point(key: np.ndarray, smallest: int | None = None) -> int | None:
     """Where to split the columns of sorted `key` (k, n) in two halves without splitting a key,
-    or None when the input is too small to be worth two threads (or there is one core)."""
+    or None when the input is too small to be worth two threads (under `smallest` columns,
+    SPLIT unless given) or there is one core."""
     n = key.shape[1]
-    if n < SPLIT or not splittable():
+    if n < (SPLIT if smallest is None else smallest) or not splittable():
         return None
     mid = n // 2
     if key.shape[0] == 0:

@@ -28,18 +28,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from runtime import parallel
 from runtime.batch import INT, lead_column
 from runtime.symbols import decode_floats, encode_floats
 from runtime.grouping import dense_ids, run_starts, sort_rows, sum_by, unique_pairs
 from runtime.operators import reduce_kernels as kernels
 from runtime.operators.arrange import Arranged
-from runtime.parallel import SPLIT, both, split_point
+from runtime.parallel import both, split_point
 from runtime.times import ALTNEU, Antichain
 from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
 
 _NO = np.zeros(0, dtype=np.intp)
 _FILE_ABOVE = 4096  # deferred pairs kept unfiled, looked at every run
+SPLIT_READING = 8192  # runs that read their input trace are split between the cores from this many pairs
 _SKIP_INPUT_FROM = 256  # from this many pairs a run checks whether it may leave its input unread
 
 
@@ -239,15 +241,18 @@ class ReduceOp(Operator):
         # in the kernel. Several batches, or a large run (which may be split in two halves), are
         # sorted first.
         sort = kept_key.shape[1] > 0
-        if len(received) > 1 or (sort and key.shape[1] >= SPLIT):
+        before = key.shape[1] >= _SKIP_INPUT_FROM and self._input_before(time, kept_time)
+        # A run that reads its input trace seeks each key in it, microseconds a key when the keys
+        # are sparse in a large trace: such runs are split between the cores from fewer pairs.
+        split = parallel.SPLIT if before else SPLIT_READING
+        if len(received) > 1 or (sort and key.shape[1] >= split):
             key, time, kept_key, kept_time = kernels.ready_work(key, time, kept_key, kept_time, frontier.columns())
             sort = False
         if not key.shape[1] and not sort:
             self._keep(kept_key, kept_time)
             return
-        before = key.shape[1] >= _SKIP_INPUT_FROM and self._input_before(time, kept_time)
         out_key, out_t, out_d, kept_key, kept_time = self._distinct(
-            key, time, kept_key, kept_time, sort, self.in_handle.frontier.columns(), frontier.columns(), before)
+            key, time, kept_key, kept_time, sort, self.in_handle.frontier.columns(), frontier.columns(), before, split)
         self._keep(kept_key, kept_time)
         if len(out_d):
             # Keys come in order and each key's corrections in time order: already arranged.
@@ -355,11 +360,11 @@ class ReduceOp(Operator):
             least = np.minimum(least, kept_time.min(axis=1))
         return bool((self.in_trace.times_at_most() <= least).all())
 
-    def _distinct(self, key, time, kept_key, kept_time, sort, since, frontier, input_before):
+    def _distinct(self, key, time, kept_key, kept_time, sort, since, frontier, input_before, split):
         """kernels.distinct over the sorted (key, time) pairs, the kept pairs carried along
-        (`sort`: those due are joined in first); a large input in two halves at once."""
+        (`sort`: those due are joined in first); from `split` pairs on, in two halves at once."""
         traces = (self.in_trace, self.out_trace.parts(), since, frontier)
-        cut = None if sort else split_point(key)
+        cut = None if sort else split_point(key, split)
         if cut is None:
             return kernels.distinct(key, time, kept_key, kept_time, *traces, sort=sort, input_before=input_before)
         if not input_before:

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 
 from runtime import parallel
+from runtime.operators import reduce
 from tests.runtime.harness import check, toggles
 from tests.runtime.test_oracle import reachability
 
@@ -16,6 +17,7 @@ def split_everything():
     """Every batch of two or more updates is split."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(parallel, "SPLIT", 2)
+        patch.setattr(reduce, "SPLIT_READING", 2)
         yield
 
 
