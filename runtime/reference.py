@@ -40,6 +40,9 @@ class Multiset:
             out[tuple(r) if isinstance(r, (tuple, list)) else (r,)] += c
         return Multiset(out)
 
+    def select(self, columns):
+        return self.map(lambda r: tuple(r[c] for c in columns))
+
     def map_columns(self, fn, types=None, arity=None):
         rows = list(self.contents)
         if not rows:

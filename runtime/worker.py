@@ -253,6 +253,7 @@ class Dataflow:
     # -- planning: schedules and frontier groups -----------------------------------
 
     def _plan(self) -> None:
+        self._fuse_selects()
         scopes: dict[int, Scope] = {}
         for op in self.ops:
             s = op.scope
@@ -270,6 +271,27 @@ class Dataflow:
         self._plan_groups()
         self._tracker = None
         self._planned = True
+
+    def _fuse_selects(self) -> None:
+        """A select that alone reads an operator's output, which can write only the selected
+        columns (a join: `takes_select`), is done by that operator as it writes its output;
+        the select passes batches on untouched and senders deliver past it. Undone and done
+        again at every plan, for operators added since may read the same output."""
+        for op in self.ops:
+            if getattr(op, "takes_select", False):
+                op.columns = None
+            elif "_unfused" in op.__dict__:
+                op.fuse(False)
+        for (src, _), subs in self.subscribers.items():
+            writer = self.ops[src]
+            if not getattr(writer, "takes_select", False) or len(subs) != 1:
+                continue
+            select = subs[0][0]
+            columns = getattr(select, "selected", None)
+            if columns is not None and len(set(columns)) == len(columns) and select.scope is writer.scope:
+                writer.columns = columns
+                select.fuse(True)
+        self.routes = None
 
     def _edges(self):
         """(source, destination) operator pairs of every edge but loop feedback."""

@@ -50,6 +50,18 @@ class Unary(Operator):
     def summary(self, in_port, out_port):
         return self._summary or Summary.identity(self.in_lattices[0].depth)
 
+    @property
+    def selected(self) -> tuple | None:
+        """The columns this operator selects, when it is a select (fused or not)."""
+        own = self.__dict__.get("_unfused")
+        return getattr(self.fn if own is None else own[0], "columns", None)
+
+    def fuse(self, fused: bool) -> None:
+        """A select done by the operator before it (runtime.worker.Dataflow._fuse_selects)
+        passes its batches on as they come, and senders deliver past it; unfused, it selects."""
+        own = self.__dict__.setdefault("_unfused", (self.fn, self.passthrough, self.eager))
+        self.fn, self.passthrough, self.eager = (identity, True, False) if fused else own
+
     def apply(self, message) -> None:
         out = self.fn(as_batch(message))
         if len(out):
@@ -124,9 +136,13 @@ def select_columns(columns: tuple[int, ...]):
     first = columns[0] if columns else 0
     if columns == tuple(range(first, first + len(columns))):
         stop = first + len(columns)
-        return lambda batch: batch.with_data(batch.data[first:stop])
+        view = lambda batch: batch.with_data(batch.data[first:stop])  # noqa: E731
+        view.columns = columns
+        return view
     index = np.array(columns, dtype=np.intp)
-    return lambda batch: batch.with_data(batch.data.take(index, axis=0))
+    select = lambda batch: batch.with_data(batch.data.take(index, axis=0))  # noqa: E731
+    select.columns = columns
+    return select
 
 
 def filter_columns(predicate):

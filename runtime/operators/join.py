@@ -13,6 +13,8 @@ Semijoin is a join with an arrangement of keys only (no values).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from runtime.batch import Batch
@@ -23,12 +25,13 @@ from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
 
 
-def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool) -> list[Batch]:
-    """delta x trace as batches of (key, delta vals, trace vals) or the reverse order."""
+def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool, columns: tuple | None = None) -> list[Batch]:
+    """delta x trace as batches of (key, delta vals, trace vals) or the reverse order; of those
+    columns, only `columns`, in that order, when given."""
     if not len(delta) or not len(trace):
         return []
     if lattice.is_product:
-        return _join_product(delta, trace, delta_first)
+        return _join_product(delta, trace, _destinations(delta.key.shape[0], delta.val.shape[0], trace.val_arity, delta_first, columns))
     found = trace.lookup(delta.key)
     owner = found.owner
     if not len(owner):
@@ -38,39 +41,54 @@ def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: b
     time = lattice.join_arrays(delta.time[:, owner], found.time)
     diff = delta.diff[owner] * found.diff
     vals = [dval, found.val] if delta_first else [found.val, dval]
-    return [Batch(np.concatenate([key] + vals, axis=0), time, diff)]
+    data = np.concatenate([key] + vals, axis=0)
+    return [Batch(data if columns is None else data[list(columns)], time, diff)]
 
 
-def _join_product(delta: ArrangedBatch, trace: Trace, delta_first: bool) -> list[Batch]:
+@functools.cache
+def _destinations(k: int, delta_vals: int, trace_vals: int, delta_first: bool, columns: tuple | None) -> np.ndarray:
+    """join_segments' `dest`: for each column of (key, delta values, trace values), its row in
+    the output, (key, delta values, trace values) or (key, trace values, delta values) as
+    `delta_first` says, then only `columns` of that when given (-1: not written). (Cached: a
+    loop's round joins a few rows, and building it costs more than that.)"""
+    delta_at, trace_at = (k, k + delta_vals) if delta_first else (k + trace_vals, k)
+    joined = [*range(k), *range(delta_at, delta_at + delta_vals), *range(trace_at, trace_at + trace_vals)]
+    if columns is not None:
+        row = {column: i for i, column in enumerate(columns)}
+        joined = [row.get(column, -1) for column in joined]
+    return np.array(joined, np.int64)  # (writeable, as kernels take arrays; never written)
+
+
+def _join_product(delta: ArrangedBatch, trace: Trace, dest: np.ndarray) -> list[Batch]:
     """join_batch_trace for epoch and iteration times: one kernel writes the output (a large
     batch in two halves at once, each into its own part of one output block, and each sent
     as it is: the readers that sort them, arrangements, read both without a copy of them
     side by side)."""
     n = len(delta)
     cut = split_point(delta.key)
-    arity = delta.key.shape[0] + delta.val.shape[0] + trace.val_arity
+    arity = int(dest.max()) + 1 if len(dest) else 0
     room = 16 + int(trace.fanout * 1.25 * n)  # as the trace's recent fan-out suggests
     if cut is None:
-        m, out = _join_into(delta, trace, delta_first, np.empty((arity + delta.time.shape[0] + 1, room), np.int64), arity)
+        m, out = _join_into(delta, trace, dest, np.empty((arity + delta.time.shape[0] + 1, room), np.int64), arity)
         halves = [out[:, :m]]
     else:
         trace.wait()  # before the halves start: see runtime.operators.reduce
         low_room = 16 + int(trace.fanout * 1.25 * cut)
         block = np.empty((arity + delta.time.shape[0] + 1, room + 16), np.int64)
         (m, low_out), (high, high_out) = both(
-            lambda: _join_into(delta.take(slice(0, cut)), trace, delta_first, block[:, :low_room], arity),
-            lambda: _join_into(delta.take(slice(cut, None)), trace, delta_first, block[:, low_room:], arity))
+            lambda: _join_into(delta.take(slice(0, cut)), trace, dest, block[:, :low_room], arity),
+            lambda: _join_into(delta.take(slice(cut, None)), trace, dest, block[:, low_room:], arity))
         halves = [low_out[:, :m], high_out[:, :high]]
         m += high
     trace.observe_fanout(n, m)
     return [Batch(out[:arity], out[arity:-1], out[-1]) for out in halves if out.shape[1]]
 
 
-def _join_into(delta: ArrangedBatch, trace: Trace, delta_first: bool, out: np.ndarray, arity: int):
+def _join_into(delta: ArrangedBatch, trace: Trace, dest: np.ndarray, out: np.ndarray, arity: int):
     """The join's output written into `out` (rows: data, time, diff), or into a block of its
     own when `out` is too small: (columns written, the block written)."""
     for _ in range(2):
-        m = join_segments(delta.key, delta.val, delta.time, delta.diff, *trace.parts(), delta.key.shape[0], trace.delay, delta_first,
+        m = join_segments(delta.key, delta.val, delta.time, delta.diff, *trace.parts(), delta.key.shape[0], trace.delay, dest,
                           out[:arity], out[arity:-1], out[-1])
         if m >= 0:
             return m, out
@@ -78,13 +96,13 @@ def _join_into(delta: ArrangedBatch, trace: Trace, delta_first: bool, out: np.nd
     raise AssertionError("join_segments asked for more room than it was given")
 
 
-def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice) -> Batch | None:
+def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice, columns: tuple | None = None) -> Batch | None:
     owner, pos = a.lookup(b.lead, b.key) if len(a) and len(b) else (np.zeros(0, np.intp),) * 2
     if not len(owner):
         return None
     time = lattice.join_arrays(b.time[:, owner], a.time[:, pos])
     data = np.concatenate([b.key[:, owner], a.val[:, pos], b.val[:, owner]], axis=0)
-    return Batch(data, time, -(b.diff[owner] * a.diff[pos]))
+    return Batch(data if columns is None else data[list(columns)], time, -(b.diff[owner] * a.diff[pos]))
 
 
 def _keyed(message, key_arity: int) -> ArrangedBatch:
@@ -98,7 +116,13 @@ def _keyed(message, key_arity: int) -> ArrangedBatch:
 
 
 class JoinOp(Operator):
+    """Joins two arrangements; its output rows are (key, left values, right values), or only
+    `columns` of them when a select that alone reads the join is done by it
+    (runtime.worker.Dataflow._fuse_selects)."""
+
     name = "join"
+    takes_select = True
+    columns: tuple | None = None
 
     def __init__(self, dataflow, left: Arranged, right: Arranged):
         self.left_trace, self.right_trace = left.trace, right.trace
@@ -116,13 +140,13 @@ class JoinOp(Operator):
         da = [_keyed(a, self.left_key) for a in da]
         db = [_keyed(b, self.right_key) for b in db]
         for a in da:
-            parts.extend(join_batch_trace(a, self.right_trace, lat, delta_first=True))
+            parts.extend(join_batch_trace(a, self.right_trace, lat, True, self.columns))
         for b in db:
-            parts.extend(join_batch_trace(b, self.left_trace, lat, delta_first=False))
+            parts.extend(join_batch_trace(b, self.left_trace, lat, False, self.columns))
         if da and db:
             for a in da:
                 for b in db:
-                    parts.append(join_batches(a, b, lat))
+                    parts.append(join_batches(a, b, lat, self.columns))
         # Each part goes as it is: its readers concatenate what they receive at most once.
         for part in parts:
             if part is not None:

@@ -6,8 +6,9 @@ where the join of two times is their coordinate-wise maximum) one kernel does
 it all: the batch's keys, in order, meet every segment of the trace in place
 like a zipper (runtime.trace.kernels; keys in no order are sought one by one),
 and each match is written straight out
-as an output update -- key, both sides' values, joined time, multiplied diff --
-so no intermediate list of matches is built and gathered again.
+as an output update -- key, both sides' values (or the columns a select after
+the join keeps), joined time, multiplied diff -- so no intermediate list of
+matches is built and gathered again.
 """
 
 from __future__ import annotations
@@ -17,25 +18,23 @@ from runtime.kernels import I, M, V
 from runtime.trace.kernels import C, _key_equal, _key_less, _probe_less, _probes_sorted, _seek, _skip_probes
 
 
-@kernel(M, M, M, V, C, C, V, I, I, I, M, M, V)
-def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, delta_first, out_data, out_time, out_diff):
+@kernel(M, M, M, V, C, C, V, I, I, V, M, M, V)
+def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, out_data, out_time, out_diff):
     """The delta updates (keys sorted) joined with every update of the trace with an equal
-    key, as output updates (key, delta values, trace values) -- or (key, trace values,
-    delta values) when not `delta_first` -- at the times' coordinate-wise maximum with
-    the product of the diffs, written to the out arrays; the trace's times are read with
-    `delay` added to their last coordinate (runtime.trace.delayed). Returns how many, or
-    minus the number needed when the out arrays are too small (what was written is then
-    garbage)."""
+    key, as output updates at the times' coordinate-wise maximum with the product of the
+    diffs, written to the out arrays: of the joined row's columns (key, delta values, trace
+    values), column c goes to out_data's row dest[c] (none when -1: a select after the join,
+    done as it writes). The trace's times are read with `delay` added to their last
+    coordinate (runtime.trace.delayed). Returns how many, or minus the number needed when
+    the out arrays are too small (what was written is then garbage)."""
     dkey, dval, dtime, ddiff = borrowed(dkey), borrowed(dval), borrowed(dtime), borrowed(ddiff)
     store, fence, ends = borrowed(store), borrowed(fence), borrowed(ends)
-    out_data, out_time, out_diff = borrowed(out_data), borrowed(out_time), borrowed(out_diff)
+    dest, out_data, out_time, out_diff = borrowed(dest), borrowed(out_data), borrowed(out_time), borrowed(out_diff)
     room = out_diff.shape[0]
     n = dkey.shape[1]
     v1 = dval.shape[0]
     d = dtime.shape[0]
     v2 = store.shape[0] - k - d - 1
-    at1 = k if delta_first else k + v2  # where each side's values go in an output row
-    at2 = k + v1 if delta_first else k
     zipper = _probes_sorted(dkey, k)
     m = 0
     start = 0
@@ -66,11 +65,14 @@ def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, delta_
             for r in range(j, stop):
                 if m < room:
                     for c in range(k):
-                        out_data[c, m] = dkey[c, i]
+                        if dest[c] >= 0:
+                            out_data[dest[c], m] = dkey[c, i]
                     for c in range(v1):
-                        out_data[at1 + c, m] = dval[c, i]
+                        if dest[k + c] >= 0:
+                            out_data[dest[k + c], m] = dval[c, i]
                     for c in range(v2):
-                        out_data[at2 + c, m] = store[k + c, r]
+                        if dest[k + v1 + c] >= 0:
+                            out_data[dest[k + v1 + c], m] = store[k + c, r]
                     for c in range(d - 1):
                         out_time[c, m] = max(dtime[c, i], store[k + v2 + c, r])
                     out_time[d - 1, m] = max(dtime[d - 1, i], store[k + v2 + d - 1, r] + delay)

@@ -224,3 +224,29 @@ def test_loop_variable_that_starts_empty_joined_with_itself(steps):
 @given(toggles(1, [2], values=5, max_updates=8))
 def test_mutual_recursion_of_variables_that_start_empty(steps):
     check(even_odd(starts_empty=True), [2], steps)
+
+
+@SETTINGS
+@given(toggles(2, [3, 2], values=3))
+def test_selects_after_joins(steps):
+    """A select that alone reads a join is done by the join (runtime.worker.Dataflow._fuse_selects):
+    some columns, reordered, dropped, or all; a join read by two selects does neither."""
+
+    def program(a, b):
+        both = a.join(b, key=2)  # (k0, k1, a2): read twice, so not fused
+        return [a.join(b).select([3, 0]), a.join(b, key=2).select([2]), both.select([1, 2]), both.select([2, 2, 0]),
+                a.semijoin(b.select([0])).select([2, 1])]
+
+    check(program, [3, 2], steps)
+
+
+@SETTINGS
+@given(toggles(2, [2, 1], values=6, max_updates=10, max_steps=8))
+def test_reachability_with_a_select_after_the_join(steps):
+    """The loop of bench/reachability.py: (node, root) joined with edges, then (dst, root)."""
+
+    def program(edges, roots):
+        seed = roots.select([0, 0])
+        return seed.iterate(lambda reach: reach.join(edges.distinct()).select([2, 1]).concat(seed).distinct())
+
+    check(program, [2, 1], steps)

@@ -110,6 +110,7 @@ def test_a_merge_with_more_rows_to_consolidate_than_it_marks_consolidates_them_a
 def test_join_segments_writes_each_delta_update_times_each_matching_trace_update(data):
     """Against nested loops; the trace's times read `delay` iterations later (a delayed trace:
     runtime.trace.delayed) when it is 1."""
+    from runtime.operators.join import _destinations
     from runtime.operators.join_kernels import join_segments
 
     k, v = data.draw(st.integers(1, 2)), data.draw(st.integers(0, 1))
@@ -124,8 +125,11 @@ def test_join_segments_writes_each_delta_update_times_each_matching_trace_update
     delta_first = data.draw(st.booleans())
     delay = data.draw(st.sampled_from([0, 1]))
     room = data.draw(st.sampled_from([0, 5, 10_000]))
-    out = (np.full((k + 1 + v, room), -7), np.full((2, room), -7), np.full(room, -7))
-    m = join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, delta_first, *out)
+    # Some of the joined columns, in some order (a select the join does), or all of them.
+    columns = data.draw(st.none() | st.permutations(range(k + 1 + v)).flatmap(lambda p: st.integers(0, len(p)).map(lambda n: tuple(p[:n]))))
+    out = (np.full((k + 1 + v if columns is None else len(columns), room), -7), np.full((2, room), -7), np.full(room, -7))
+    dest = _destinations(k, 1, v, delta_first, columns)
+    m = join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, *out)
     rows = store.T.tolist()
     want = []
     for i in range(n):
@@ -134,7 +138,8 @@ def test_join_segments_writes_each_delta_update_times_each_matching_trace_update
                 vals = dval[:, i].tolist() + r[k : k + v] if delta_first else r[k : k + v] + dval[:, i].tolist()
                 epoch, iteration = r[k + v : k + v + 2]
                 time = [max(dtime[0, i], epoch), max(dtime[1, i], iteration + delay)]
-                want.append((tuple(dkey[:, i].tolist() + vals), tuple(time), int(ddiff[i]) * r[-1]))
+                row = dkey[:, i].tolist() + vals
+                want.append((tuple(row if columns is None else [row[c] for c in columns]), tuple(time), int(ddiff[i]) * r[-1]))
     if len(want) > room:
         assert m == -len(want)
         return
