@@ -14,7 +14,10 @@ reads through the layout. Columns are reordered only where the runtime needs
 a particular order -- key columns first for Join, Antijoin and Aggregate,
 exact columns for Union, Distinct and captures -- and each (node, columns)
 order is built once, so one collection keyed by the same columns is one
-arrangement, however many joins read it.
+arrangement, however many joins read it. A Union asked for in an order is the
+union of its inputs in that order, so no operator reorders its rows: an input's
+reorder is free, or done by the operator making it (a join writes the columns a
+select after it keeps: runtime.worker.Dataflow._fuse_selects).
 
 Fixpoints become one `runtime.iterate` over all their bindings. A binding's
 variable starts from the part of its body that does not depend on the
@@ -216,6 +219,12 @@ class _Lowering:
         """A collection with exactly the plan columns `columns` of `node`, in that order."""
         key = (node, columns)
         done = context.ordered.get(key)
+        if done is None and isinstance(node, Union) and columns != tuple(range(node.arity)) and all(
+                tuple(c.types[i] for i in columns) == tuple(node.types[i] for i in columns) for c in node.inputs):
+            # Each input in this order, then their union: the inputs' own reorders are free or
+            # done by the operators that make them (a select after a join is the join's own).
+            first, *others = [self.ordered(c, columns, context) for c in node.inputs]
+            done = context.ordered[key] = first.concat(*others) if others else first
         if done is None:
             v = self.view(node, context)
             wanted = [v.layout[c] for c in columns]
