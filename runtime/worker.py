@@ -224,6 +224,7 @@ class Dataflow:
         self._frontiers: dict = {}
         self._holders: dict[Operator, None] = {}
         self._tracker: ProgressTracker | None = None
+        self._fused: list[tuple] = []  # (writer, select) pairs of _fuse_selects
 
     # -- construction -----------------------------------------------------------
 
@@ -277,11 +278,10 @@ class Dataflow:
         columns (a join: `takes_select`), is done by that operator as it writes its output;
         the select passes batches on untouched and senders deliver past it. Undone and done
         again at every plan, for operators added since may read the same output."""
-        for op in self.ops:
-            if getattr(op, "takes_select", False):
-                op.columns = None
-            elif "_unfused" in op.__dict__:
-                op.fuse(False)
+        for writer, select in self._fused:
+            writer.columns = None
+            select.fuse(False)
+        self._fused = []
         for (src, _), subs in self.subscribers.items():
             writer = self.ops[src]
             if not getattr(writer, "takes_select", False) or len(subs) != 1:
@@ -291,6 +291,7 @@ class Dataflow:
             if columns is not None and len(set(columns)) == len(columns) and select.scope is writer.scope:
                 writer.columns = columns
                 select.fuse(True)
+                self._fused.append((writer, select))
         self.routes = None
 
     def _edges(self):

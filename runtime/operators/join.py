@@ -41,8 +41,13 @@ def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: b
     time = lattice.join_arrays(delta.time[:, owner], found.time)
     diff = delta.diff[owner] * found.diff
     vals = [dval, found.val] if delta_first else [found.val, dval]
-    data = np.concatenate([key] + vals, axis=0)
-    return [Batch(data if columns is None else data[list(columns)], time, diff)]
+    return [Batch(_selected(np.concatenate([key] + vals, axis=0), columns), time, diff)]
+
+
+def _selected(data: np.ndarray, columns: tuple | None) -> np.ndarray:
+    """The rows `columns` of a joined block (all when None): the joins not written by
+    join_segments, which selects as it writes (`_destinations`)."""
+    return data if columns is None else data.take(columns, axis=0)
 
 
 @functools.cache
@@ -102,7 +107,7 @@ def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice, columns: tuple | N
         return None
     time = lattice.join_arrays(b.time[:, owner], a.time[:, pos])
     data = np.concatenate([b.key[:, owner], a.val[:, pos], b.val[:, owner]], axis=0)
-    return Batch(data if columns is None else data[list(columns)], time, -(b.diff[owner] * a.diff[pos]))
+    return Batch(_selected(data, columns), time, -(b.diff[owner] * a.diff[pos]))
 
 
 def _keyed(message, key_arity: int) -> ArrangedBatch:
