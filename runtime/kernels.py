@@ -40,17 +40,18 @@ def _column_less(a, i, b, j):
     return False
 
 
-@helper
+@kernel(V, I)
 def grown_row(row, size):
     """A row with room for at least `size` entries, contents kept (a loop: numba's
-    concatenate and slice assignment cost a first run more to compile)."""
+    concatenate and slice assignment cost a first run more to compile). A kernel, as
+    grown_block: a helper would be compiled again for a size numba types as a constant."""
     more = np.empty(max(size, 2 * row.shape[0]), np.int64)
     for c in range(row.shape[0]):
         more[c] = row[c]
     return more
 
 
-@helper
+@kernel(M, I)
 def grown_block(block, size):
     """A (r, room) block with room for at least `size` columns, contents kept."""
     more = np.empty((block.shape[0], max(size, 2 * block.shape[1])), np.int64)
@@ -282,10 +283,11 @@ def _identity(n):
     return order
 
 
-@helper
+@kernel(V, M, M, I)
 def _sort_column(first, rows, time, c):
     """Sort column c, least significant first: time rows from the last, then rows
-    from the last, then `first`."""
+    from the last, then `first`. (A kernel: its callers pass arrays of either
+    layout, and a helper would be compiled for each.)"""
     if c < time.shape[0]:
         return time[time.shape[0] - 1 - c]
     c -= time.shape[0]

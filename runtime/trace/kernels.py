@@ -384,13 +384,17 @@ def merge_into(store, spare, a, b, cut, at, n0, n1, top, kv, nf, since):
     return _consolidate_marked(store, marks, n_marks, bottom, top, kv) - bottom
 
 
-@helper
+_MERGE_STATE = nt.Tuple((I, I, I, I, I, I, nt.boolean))  # merge_into's state (see there)
+
+
+@kernel(C, C, I, I, nt.boolean, C, I, I, I, I, I, V, V, _MERGE_STATE)
 def _merge_rows(store, older, shift, floor, last, spare, n0, bottom, top, kv, nf, least, marks, state):
     """merge_into's rows while the next older row is at or above position `floor` (older
     position p is older[:, p + shift]: the store itself when shift is 0 and not `last`), and
     when this is the `last` part of the older rows, on to the bottom; when `nf`, every time
     coordinate x is advanced to at least least[x]. Returns the state (see merge_into) to go
-    on from."""
+    on from. (A kernel: merge_into calls it twice, with constants numba would compile
+    a helper for twice.)"""
     i, j, w, n_marks, lowest, last_side, last_moved = state
     width = store.shape[0]
     dr = width - 1
