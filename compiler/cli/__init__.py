@@ -178,6 +178,16 @@ def _without_java(args) -> str:
     return "; for local Parquet inputs, --reader arrow needs no Java"
 
 
+def _interrupted(err: BaseException) -> bool:
+    """Ctrl-C arrived while a compiled kernel ran: Python raises the KeyboardInterrupt as the
+    kernel returns, and the kernel's caller reports it as the cause of a SystemError."""
+    while err is not None:
+        if isinstance(err, KeyboardInterrupt):
+            return True
+        err = err.__cause__ or err.__context__
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     from compiler.cli.common import compile_options
 
@@ -201,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
         print("deltalog: interrupted", file=sys.stderr)
         return 130
     except Exception as err:  # a bug or an environment problem: one line unless --debug
+        if _interrupted(err):
+            print("deltalog: interrupted", file=sys.stderr)
+            return 130
         if _sql_runtime_error(err):  # the data a SQL program is run on makes it an error: file:line:column
             print(err, file=sys.stderr)
             return 1

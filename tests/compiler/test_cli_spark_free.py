@@ -75,3 +75,28 @@ def test_what_the_spark_engine_refuses_by_the_program_needs_no_spark(tmp_path, c
     assert (code, out) == (1, "") and err.startswith("deltalog: error: the Spark engine cannot run unsigned column of input 'u': ")
     code, out, err = deltalog("run", REACH, "--input-dir", DATA, "--engine", "spark", "--changes", f"edge={DATA}/edge.parquet", capsys=capsys)
     assert (code, out) == (2, "") and "--changes needs the in-process engine" in err
+
+
+def test_ctrl_c_inside_a_kernel_call_is_an_interruption_not_an_internal_error(monkeypatch, capsys):
+    # A signal that arrives while a compiled kernel runs is raised as the kernel returns, and
+    # numba's dispatcher reports it as the cause of a SystemError ("returned a result with an
+    # exception set"): the command stops as on any other Ctrl-C.
+    import compiler.cli as cli
+
+    def interrupted_kernel(args):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as signal:
+            raise SystemError("CPUDispatcher(<function distinct_fused>) returned a result with an exception set") from signal
+
+    real_parser = cli.parser
+
+    def parser():
+        p = real_parser()
+        for action in p._subparsers._group_actions[0].choices.values():
+            action.set_defaults(handler=interrupted_kernel)
+        return p
+
+    monkeypatch.setattr(cli, "parser", parser)
+    code, out, err = deltalog("run", REACH, "--input-dir", DATA, "--reader", "arrow", capsys=capsys)
+    assert (code, out, err) == (130, "", "deltalog: interrupted\n")
