@@ -20,7 +20,13 @@ computing them), one plan per rule (compiler.lowering.rules) -- and keeps the ca
 Strata become steps in dependency order: a non-recursive stratum is one
 Binding, a recursive one a Fixpoint with a binding per relation, so a min/max
 relation is reduced inside its recursion (the BFS distances of
-`examples/bfs.dl`). Whatever iterates to its answer by itself -- an eqrel's
+`examples/bfs.dl`). There, as in Soufflé's evaluation of subsumption, what a
+min/max relation (or one with subsumptive rules) kept in one round is among its
+candidates in the next: a row is replaced only by a better one, never dropped
+because the row it was derived from was replaced. Without that, `best(1).
+best(v + 1) :- best(v), v < 5.` under `max(v)` has no fixpoint (each round's
+best supports the next one alone, and 5 supports nothing) and the loop never
+ends; with it, the answer is 5, Soufflé's. Whatever iterates to its answer by itself -- an eqrel's
 class labels, a choice over several domains -- is a Fixpoint even when its
 stratum is not recursive. A recursive stratum with a choice-domain relation
 carries each tuple's depth (`r@depth` bindings, see compiler.lowering.choice),
@@ -108,7 +114,7 @@ class _Planner:
                 if name in self.program.outputs:
                     after.append(Binding(name, pairs_body(self.classes(name), info.span), span=info.span))
             else:
-                bindings.append(Binding(name, self.kept(name, candidates), span=info.span))
+                bindings.append(Binding(name, self.kept(name, candidates, recursive), span=info.span))
         iterates = recursive or any(self.relations[n].eqrel or len(self.relations[n].choice_domains) > 1 for n in names)
         return ([Fixpoint(tuple(bindings))] if iterates else bindings) + after
 
@@ -133,9 +139,12 @@ class _Planner:
             parts.append(Values((), types, span=info.span))
         return parts[0] if len(parts) == 1 else Union(tuple(parts), span=info.span)
 
-    def kept(self, name: str, candidates):
+    def kept(self, name: str, candidates, recursive: bool = False):
         """What a relation keeps of its candidates (see the module)."""
         info = self.relations[name]
+        if recursive and (info.qualifier is not None or name in self.subsumptions_of):
+            # What it kept in the last round stays a candidate (see the module).
+            candidates = Union((candidates, Ref(name, info.types, span=info.span)), span=info.span)
         if info.qualifier is not None:
             return _qualified(candidates, info)
         if info.choice_domains:

@@ -11,7 +11,9 @@ changes. Semantics (Soufflé's, as deltalog documents them):
   a `min(c)`/`max(c)` relation keeps per value of its other columns only the
   least/greatest c; an `eqrel` relation is the equivalence closure of those rows;
   a relation with subsumptive rules keeps the rows no other of them dominates
-  (its own atoms in a subsumptive rule read those candidate rows);
+  (its own atoms in a subsumptive rule read those candidate rows); in a recursive
+  stratum, the rows such a relation or a min/max one kept in one iteration are
+  among its candidate rows in the next (a row goes only for a better one);
 - a stratum with a `choice-domain` relation runs as Soufflé runs it, round by
   round, each round's new candidates taken one by one in ascending order (records
   after nil and field by field, ADT values by branch name, then fields) and kept
@@ -114,9 +116,10 @@ def evaluate(checked, inputs: dict[str, set]) -> dict[str, set]:
             db.update(_choice_stratum(names, rels, derive, db))
             continue
         current = {n: set() for n in names}
+        kept_in_loop = lambda n: stratum.recursive and (rels[n].qualifier is not None or n in subsumptions_of)  # noqa: E731
         for _ in range(MAX_ITERATIONS if stratum.recursive else 1):
             view = {**db, **current}
-            nxt = {n: settle(n, derive(n, view), view) for n in names}
+            nxt = {n: settle(n, derive(n, view) | (current[n] if kept_in_loop(n) else set()), view) for n in names}
             if nxt == current:
                 break
             current = nxt
