@@ -421,18 +421,22 @@ def facts_inputs(program, directory: str) -> list[tuple[str, str]]:
     return found
 
 
-def dir_candidates(name: str) -> list[str]:
-    """The names `--input-dir` tries for relation `name`, in order."""
+def dir_candidates(program, name: str) -> list[str]:
+    """The names `--input-dir` tries for relation `name`, in order: the file its .input's
+    filename= names, and only that (as Soufflé reads it: another file of the relation's
+    name is not what the program asked for), else `<rel>.parquet`, `<rel>.csv`,
+    `<rel>.jsonl`, `<rel>.facts`, `<rel>/`."""
+    named = getattr(program.relations[name], "input_options", {}).get("filename")  # a SQL relation has no .input options
+    if named:
+        return [named]
     return [f"{name}.parquet", f"{name}.csv", f"{name}.jsonl", f"{name}.facts", name]
 
 
 def dir_inputs(program, directory: str) -> list[tuple[str, str]]:
-    """(relation, path) for each input with the file its .input's filename= names, `<rel>.parquet`,
-    `<rel>.csv`, `<rel>.jsonl`, `<rel>.facts` or `<rel>/` in `directory`."""
+    """(relation, path) for each input with a table in `directory` (`dir_candidates`)."""
     found = []
     for name in program.inputs:
-        named = getattr(program.relations[name], "input_options", {}).get("filename")
-        for candidate in ([named] if named else []) + dir_candidates(name):
+        for candidate in dir_candidates(program, name):
             path = os.path.join(directory, candidate)
             if os.path.exists(path):
                 found.append((name, path))

@@ -142,9 +142,7 @@ def _looked_for(args, program, rel: str) -> str:
     if getattr(args, "facts_dir", None):
         places.append(f"{facts_file(args.facts_dir, program.relations[rel])} (--facts-dir)")
     if getattr(args, "input_dir", None):
-        named = program.relations[rel].input_options.get("filename")
-        names = ([named] if named else []) + dir_candidates(rel)
-        places.append(", ".join(os.path.join(args.input_dir, n) for n in names) + " (--input-dir)")
+        places.append(", ".join(os.path.join(args.input_dir, n) for n in dir_candidates(program, rel)) + " (--input-dir)")
     if not places:
         return "no --input, --input-dir or --facts-dir gives one"
     return "there is no " + " nor ".join(places)

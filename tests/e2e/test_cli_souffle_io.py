@@ -88,6 +88,23 @@ def test_a_missing_input_table_fails_naming_the_relation_and_where_it_looked(tmp
     assert code == 1 and "input 'edge' has no table: no --input, --input-dir or --facts-dir gives one (nor have 'root')" in err
 
 
+def test_an_input_with_a_filename_reads_that_file_and_no_other(tmp_path, capsys):
+    # Under --input-dir, `.input root(filename=...)` names the table: a file of the relation's own
+    # name beside it is another table, not a fallback.
+    program = write(tmp_path / "reach.dl", REACH.replace(".input root", '.input root(filename="roots.tsv")'))
+    data = tmp_path / "data"
+    data.mkdir()
+    write(data / "edge.facts", "1\t2\n")
+    write(data / "root.csv", "r\n2\n")
+    code, out, err = deltalog(capsys, "run", program, "--input-dir", data)
+    assert (code, out) == (1, "")
+    assert err == (f"deltalog: error: input 'root' has no table: there is no {data / 'roots.tsv'} (--input-dir);"
+                   " give --input root=PATH, or --allow-missing to take it as empty\n")
+    write(data / "roots.tsv", "1\n")
+    code, out, err = deltalog(capsys, "run", program, "--input-dir", data)
+    assert (code, err) == (0, "") and [line.split() for line in out.splitlines()[3:]] == [["1", "1"], ["1", "2"]]  # from root 1, not 2
+
+
 def test_allow_missing_takes_the_inputs_without_a_table_as_empty_and_says_which(tmp_path, capsys):
     program = write(tmp_path / "reach.dl", REACH)
     write(tmp_path / "root.facts", "1\n")
