@@ -138,8 +138,20 @@ def map_columns(names: list[str], source: TableSource, fmt: str, where: str) -> 
         missing = [e for e in extras if e.lower() not in lower and e not in optional]
         if missing:
             raise LoadError(f"{where}: no column {', '.join(repr(m) for m in missing)} (columns: {', '.join(names)})")
+        # A change table's columns are all meaningful: one that is none of them (`tme` for `time`)
+        # would be dropped, and its rows land at the wrong time or with the wrong count.
+        unknown = [n for n in names if extras and n.lower() not in {c.lower() for c in wanted + extras}]
+        if unknown:
+            raise LoadError(f"{where}: unknown column {', '.join(repr(u) for u in unknown)}"
+                            f" (a change table has the columns {', '.join(wanted)}, diff and optionally time)")
         return [lower[w.lower()] for w in wanted + present], wanted + present
     present = [e for e in extras if e not in optional]
+    # By position, a header's diff or time must be where that column goes: elsewhere, another
+    # column would be read as it (a weight as the diff, the diff as the time).
+    misplaced = [e for i, e in enumerate(extras) if e.lower() in lower and names.index(lower[e.lower()]) != len(wanted) + i]
+    if misplaced:
+        raise LoadError(f"{where}: columns ({', '.join(names)}) do not match: wanted {', '.join(wanted + extras)}"
+                        f" ({', '.join(optional)} optional) by name, or by position with {misplaced[0]} in place {len(wanted) + extras.index(misplaced[0]) + 1}")
     n_required = len(wanted) + len(present)
     if optional and len(names) == n_required + len(optional):
         present = extras

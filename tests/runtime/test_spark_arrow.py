@@ -82,6 +82,18 @@ def test_columns_map_by_name_else_by_position():
         map_columns(["a", "b", "c"], source(["src", "dst"]), "parquet", "w")
 
 
+def test_a_change_tables_columns_are_all_meaningful():
+    # A column that is none of the relation's, diff and time would be dropped: a misspelled
+    # time would put every row at the file's time. (An input table may carry other columns.)
+    with pytest.raises(LoadError, match=r"^w: unknown column 'tme' \(a change table has the columns src, dst, diff and optionally time\)$"):
+        map_columns(["src", "dst", "diff", "tme"], source(["src", "dst"], True), "csv", "w")
+    # By position, a named diff or time must be in its place, not read as another column.
+    with pytest.raises(LoadError, match=r"^w: columns \(p, q, w, diff\) do not match: wanted src, dst, diff, time \(time optional\) by name, or by position with diff in place 3$"):
+        map_columns(["p", "q", "w", "diff"], source(["src", "dst"], True), "csv", "w")
+    assert map_columns(["p", "q", "diff"], source(["src", "dst"], True), "csv", "w") == (["p", "q", "diff"], ["src", "dst", "diff"])
+    assert map_columns(["p", "q", "diff", "time"], source(["src", "dst"], True), "csv", "w") == (["p", "q", "diff", "time"], ["src", "dst", "diff", "time"])
+
+
 def test_arrow_reader_maps_and_projects_like_spark(tmp_path):
     import pyarrow.parquet as pq
 
