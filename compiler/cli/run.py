@@ -63,6 +63,8 @@ def output_format(args) -> str:
     fmt = args.format or ("parquet" if args.output_dir else "table")
     if fmt != "table" and not args.output_dir:
         raise UsageError(f"--format {fmt} needs --output-dir")
+    if getattr(args, "single_file", False) and not args.output_dir:
+        raise UsageError("--single-file needs --output-dir (it says how outputs are written there)")
     return fmt
 
 

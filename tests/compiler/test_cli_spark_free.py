@@ -100,3 +100,9 @@ def test_ctrl_c_inside_a_kernel_call_is_an_interruption_not_an_internal_error(mo
     monkeypatch.setattr(cli, "parser", parser)
     code, out, err = deltalog("run", REACH, "--input-dir", DATA, "--reader", "arrow", capsys=capsys)
     assert (code, out, err) == (130, "", "deltalog: interrupted\n")
+
+
+def test_single_file_without_an_output_directory_is_a_usage_error(capsys):
+    code, out, err = deltalog("run", REACH, "--input-dir", DATA, "--reader", "arrow", "--single-file", capsys=capsys)
+    assert (code, out) == (2, "")
+    assert err == "deltalog run: usage error: --single-file needs --output-dir (it says how outputs are written there)\n"
