@@ -26,7 +26,9 @@ closing the time; later commits that repair the data succeed again.
 from __future__ import annotations
 
 import gc
+import logging
 import re
+from contextlib import contextmanager
 
 import sqlglot
 from sqlglot import exp
@@ -147,7 +149,8 @@ class SQLProgram(Program):
         tables = _tables(schema, source, dialect)
         t = Translator(source, tables, recursion_limit)
         try:
-            statements = sqlglot.parse(text, read=dialect)
+            with _quiet_sqlglot():
+                statements = sqlglot.parse(text, read=dialect)
         except SqlglotParseError as e:
             raise _parse_error(e, source) from None
         schema_keys = _schema_keys(tables)
@@ -169,6 +172,8 @@ class SQLProgram(Program):
             elif isinstance(stmt, exp.Query):
                 results += 1
                 name, query = ("result" if results == 1 else f"result_{results}"), stmt
+            elif isinstance(stmt, exp.Command):
+                raise _command_error(stmt, source, dialect)
             else:
                 raise error_at(UnsupportedSQLError, f"statement {stmt.key.upper()} is not supported (only queries and CREATE VIEW)", stmt, source)
             _check_tables(query, tables, t.views, source)
@@ -275,6 +280,45 @@ def _parse_error(e: SqlglotParseError, source: Source) -> ParseError:
             return ParseError.at(message, Span(line, column), source)
         return ParseError(message, None, None, source.name)
     return ParseError(str(e).splitlines()[0], None, None, source.name)
+
+
+@contextmanager
+def _quiet_sqlglot():
+    """sqlglot logs a warning (to stderr, unlocated) where it keeps a statement it cannot parse
+    as text (exp.Command); `_command_error` says what is wrong, and where, instead."""
+    logger = logging.getLogger("sqlglot")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+_VIEW_AS = re.compile(r"\s*(?:OR\s+REPLACE\s+)?(?:TEMP(?:ORARY)?\s+)?VIEW\s+.+?\s+AS\b", re.IGNORECASE | re.DOTALL)
+
+
+def _command_error(stmt: exp.Command, source: Source, dialect) -> CompileError:
+    """A statement sqlglot kept as text: in a `CREATE VIEW ... AS query` (sqlglot's fallback when
+    the query does not parse), the query's parse error where it is; else the statement is not
+    supported. The query is parsed alone, everything before it blanked, so positions hold."""
+    rest = stmt.expression if isinstance(stmt.expression, str) else ""
+    m = _VIEW_AS.match(rest) if str(stmt.this).upper() == "CREATE" else None
+    whole = f"{stmt.this}{rest}"
+    start = source.text.find(whole)
+    if m and start >= 0:
+        begin, end = start + len(stmt.this) + m.end(), start + len(whole)
+        try:
+            with _quiet_sqlglot():
+                sqlglot.parse(re.sub(r"[^\n]", " ", source.text[:begin]) + source.text[begin:end], read=dialect)
+        except SqlglotParseError as e:
+            return _parse_error(e, source)
+    what = " ".join(whole.split()[:2]).upper()
+    if start < 0:
+        return UnsupportedSQLError(f"statement {what} is not supported (only queries and CREATE VIEW)", None, None, source.name)
+    line = source.text.count("\n", 0, start) + 1
+    column = start - (source.text.rfind("\n", 0, start) + 1) + 1
+    return UnsupportedSQLError.at(f"statement {what} is not supported (only queries and CREATE VIEW)", Span(line, column), source)
 
 
 def _readable(description: str) -> str:

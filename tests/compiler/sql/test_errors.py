@@ -28,6 +28,8 @@ CASES = [
         UnsupportedSQLError, 2, 35, "recursive CTE 'r' is read under NOT EXISTS / NOT IN in the definition of 'r': not monotone",
     ),
     ("select a from t intersect all select a from s", UnsupportedSQLError, 1, 8, "INTERSECT ALL is not supported (INTERSECT and EXCEPT are)"),
+    # A view's query that does not parse (sqlglot keeps the statement as text): its own error, where it is.
+    ("select 1;\n  create view v as select a from t where;", ParseError, 2, 36, "incomplete WHERE: its operand is missing"),
     ("select a from t\nwhere (a > 1) < (b > 1)", UnsupportedSQLError, 2, 8, "ordering comparison (<) of boolean values is not supported"),
     ("select sum(c) from t", TypeMismatchError, 1, 8, "SUM needs a number, not a text"),
     ("select a from t where a in (select a, b from s)", UnsupportedSQLError, 1, 36, "IN (subquery) needs a subquery of one column, not 2"),
