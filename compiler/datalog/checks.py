@@ -48,7 +48,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from compiler.datalog.anonymous import fold_anonymous_records
-from compiler.datalog.ast import Decl, ExecutionPlan, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term, TypeCast, map_nodes
+from compiler.datalog.ast import Decl, ExecutionPlan, Fact, IODirective, Pragma, Program, Qualifier, Rule, Span, Subsumption, Term, TypeCast, Variable, map_nodes
 from compiler.datalog.counting import mark_counted
 from compiler.datalog.infer import BASE_TYPES, NUMERIC, Inference, describe, show
 from compiler.datalog.inline import inline_relations
@@ -61,7 +61,7 @@ from compiler.datalog.safety import check_safety
 from compiler.datalog.subtypes import check_subtypes
 from compiler.datalog.stratify import Stratum, body_atoms, stratify
 from compiler.datalog.witnesses import ground_nested_witnesses
-from compiler.errors import CompileError, DeclarationError, Source, UnknownRelationError, UnsupportedError
+from compiler.errors import CompileError, CompileWarning, DeclarationError, Source, UnknownRelationError, UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -145,6 +145,7 @@ def check(program: Program, functors=None) -> CheckedProgram:
     Inline relations are substituted first (compiler.datalog.inline); a program asking
     for magic sets is checked as written, then transformed (compiler.datalog.magic)."""
     source = program.source
+    _warn_lone_variables(program)
     types = type_environment(program.types, source)
     user_functors = _user_functors(program, functors or {}, types)
     # As Soufflé orders it: nested witnesses grounded, then aggregate bodies judged, then inlining.
@@ -163,6 +164,34 @@ def check(program: Program, functors=None) -> CheckedProgram:
         return checked
     magic = tuple(sorted({name.split("@")[0] for name in on_demand.relations if "@magic@" in name}))
     return dataclasses.replace(on_demand, magic=magic)
+
+
+def _warn_lone_variables(program: Program) -> None:
+    """A CompileWarning for each variable that occurs once in a rule, as Soufflé warns: a
+    misspelt variable (`e(x, yy), e(y, z)`) is one, and binds nothing, so the rule quietly
+    becomes a cross product. `_` (or a name starting with `_`) says it is meant."""
+    warned = set()
+    for clause in (*program.rules, *program.subsumptions):
+        seen: dict[str, list[Variable]] = {}
+
+        def visit(node):
+            if isinstance(node, Variable):
+                seen.setdefault(node.name, []).append(node)
+            elif isinstance(node, (list, tuple)):
+                for item in node:
+                    visit(item)
+            elif dataclasses.is_dataclass(node) and not isinstance(node, Span):
+                for f in dataclasses.fields(node):
+                    visit(getattr(node, f.name))
+
+        visit(clause)
+        for name, places in seen.items():
+            where = (places[0].span.line, places[0].span.column, name)
+            if len(places) == 1 and not name.startswith("_") and places[0].span.line and where not in warned:
+                warned.add(where)
+                file = program.source.name if program.source else "<string>"
+                warnings.warn_explicit(f"variable '{name}' occurs only once in its rule (write _ if that is meant)",
+                                       CompileWarning, file, places[0].span.line)
 
 
 def _check(program: Program, types, user_functors) -> CheckedProgram:

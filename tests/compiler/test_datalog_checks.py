@@ -297,3 +297,27 @@ def test_stratification_agrees_with_brute_force(rules):
             if isinstance(atom, Atom) and atom.relation in order:
                 assert order[atom.relation] < head if isinstance(lit, Negation) else order[atom.relation] <= head
     assert all(isinstance(v, Variable) for r in program.rules for v in r.heads[0].args)
+
+
+def test_a_variable_that_occurs_once_in_a_rule_warns_at_its_line(recwarn):
+    # As Soufflé warns: a misspelt variable binds nothing and makes the rule a cross product.
+    import warnings
+
+    from compiler.errors import CompileWarning
+
+    text = (".decl e(a: number, b: number)\ne(1, 2).\n"
+            "p(x, z) :- e(x, yy),\n  e(y, z).\n"
+            "q(x) :- e(x, _), e(x, _w).\n"  # `_` and names starting with `_` are meant
+            "c(n) :- n = count : { e(x, y) }.\n")  # inside an aggregate too
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_datalog(text, "p.dl")
+    found = sorted((w.filename, w.lineno, str(w.message)) for w in caught if w.category is CompileWarning)
+    assert found == [("p.dl", 3, "variable 'yy' occurs only once in its rule (write _ if that is meant)"),
+                     ("p.dl", 4, "variable 'y' occurs only once in its rule (write _ if that is meant)"),
+                     ("p.dl", 6, "variable 'x' occurs only once in its rule (write _ if that is meant)"),
+                     ("p.dl", 6, "variable 'y' occurs only once in its rule (write _ if that is meant)")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_datalog(".decl e(a: number, b: number)\ne(1, 2).\np(x, z) :- e(x, y), e(y, z).\n", "p.dl")
+    assert not [w for w in caught if w.category is CompileWarning]
