@@ -70,6 +70,9 @@ def table_columns(name: str, path: str) -> dict[str, str]:
             sql = "double"
         elif pa.types.is_string(t) or pa.types.is_large_string(t):
             sql = "text"
+        elif pa.types.is_null(t):
+            raise UserError(f"'{name}': {path}: column '{field.name}' has no values to take its type from (SQL reads a CSV or JSON"
+                            f" table's column types from its rows): give the table at least one row, or as Parquet, whose columns are typed")
         else:
             raise UserError(f"'{name}': {path}: column '{field.name}' has type {t}, which SQL tables here cannot hold")
         columns[field.name] = sql if field.nullable else sql + " not null"  # compile_sql matches names by case-folded keys

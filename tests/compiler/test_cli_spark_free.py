@@ -106,3 +106,16 @@ def test_single_file_without_an_output_directory_is_a_usage_error(capsys):
     code, out, err = deltalog("run", REACH, "--input-dir", DATA, "--reader", "arrow", "--single-file", capsys=capsys)
     assert (code, out) == (2, "")
     assert err == "deltalog run: usage error: --single-file needs --output-dir (it says how outputs are written there)\n"
+
+
+def test_an_empty_csv_table_for_sql_says_why_it_has_no_types(tmp_path, capsys):
+    (tmp_path / "edge.csv").write_text("src,dst\n")
+    (tmp_path / "root.csv").write_text("r\n1\n")
+    code, out, err = deltalog("run", str(ROOT / "examples" / "reach.sql"), "--input-dir", str(tmp_path), "--reader", "arrow", capsys=capsys)
+    assert (code, out) == (1, "")
+    assert err == (f"deltalog: error: 'edge': {tmp_path / 'edge.csv'}: column 'src' has no values to take its type from (SQL reads"
+                   " a CSV or JSON table's column types from its rows): give the table at least one row, or as Parquet, whose"
+                   " columns are typed\n")
+    (tmp_path / "edge.csv").write_text("src,dst\n1,2\n")
+    code, out, err = deltalog("run", str(ROOT / "examples" / "reach.sql"), "--input-dir", str(tmp_path), "--reader", "arrow", capsys=capsys)
+    assert (code, err) == (0, "") and out
