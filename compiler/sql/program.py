@@ -159,17 +159,21 @@ class SQLProgram(Program):
         outputs: dict[str, SQLRelation] = {}
         results = 0
         for stmt in statements:  # output names are taken before any CTE is named
-            if isinstance(stmt, exp.Create) and isinstance(stmt.this, exp.Table):
-                t.used.add(stmt.this.name)
+            if isinstance(stmt, exp.Create) and isinstance(stmt.this, (exp.Table, exp.Schema)):
+                t.used.add(stmt.this.this.name if isinstance(stmt.this, exp.Schema) else stmt.this.name)
         t.used.update(["result"] + [f"result_{i}" for i in range(2, len(statements) + 1)])
         for stmt in statements:
             if stmt is None:
                 continue
             if isinstance(stmt, exp.Create) and (stmt.args.get("kind") or "").upper() == "VIEW":
-                name, query = stmt.this.name, stmt.expression
+                view, renamed = stmt.this, None
+                if isinstance(view, exp.Schema):  # CREATE VIEW v (a, b) AS ...: the columns' names
+                    view, renamed = view.this, [c.name for c in view.expressions]
+                name, query = view.name, stmt.expression
                 if name in tables or name in outputs:
-                    raise error_at(DeclarationError, f"'{name}' is already defined", stmt.this, source)
+                    raise error_at(DeclarationError, f"'{name}' is already defined", view, source)
             elif isinstance(stmt, exp.Query):
+                renamed = None
                 results += 1
                 name, query = ("result" if results == 1 else f"result_{results}"), stmt
             elif isinstance(stmt, exp.Command):
@@ -190,6 +194,11 @@ class SQLProgram(Program):
                 raise _unplanned(e, stmt, source) from None
             rel = rel.compact(t.span(qualified))
             names = [c.name or f"col{i}" for i, c in enumerate(rel.columns[:visible])]
+            if renamed is not None:
+                if len(renamed) != visible:
+                    raise error_at(UnsupportedSQLError, f"view '{name}' names {len(renamed)} column{'' if len(renamed) == 1 else 's'},"
+                                   f" its query makes {visible}", stmt.this, source)
+                names = renamed
             t.steps.append(Binding(name, rel.node, span=t.span(qualified)))
             t.used.add(name)
             columns = [(n, c.type, c.value, c.null) for n, c in zip(names, rel.columns)]
@@ -313,12 +322,15 @@ def _command_error(stmt: exp.Command, source: Source, dialect) -> CompileError:
                 sqlglot.parse(re.sub(r"[^\n]", " ", source.text[:begin]) + source.text[begin:end], read=dialect)
         except SqlglotParseError as e:
             return _parse_error(e, source)
-    what = " ".join(whole.split()[:2]).upper()
+    if m:  # the query parses: the view's own clauses are what sqlglot could not read
+        message = "this form of CREATE VIEW is not supported (only CREATE VIEW name AS query)"
+    else:
+        message = f"statement {' '.join(whole.split()[:2]).upper()} is not supported (only queries and CREATE VIEW)"
     if start < 0:
-        return UnsupportedSQLError(f"statement {what} is not supported (only queries and CREATE VIEW)", None, None, source.name)
+        return UnsupportedSQLError(message, None, None, source.name)
     line = source.text.count("\n", 0, start) + 1
     column = start - (source.text.rfind("\n", 0, start) + 1) + 1
-    return UnsupportedSQLError.at(f"statement {what} is not supported (only queries and CREATE VIEW)", Span(line, column), source)
+    return UnsupportedSQLError.at(message, Span(line, column), source)
 
 
 def _readable(description: str) -> str:

@@ -16,7 +16,7 @@ import pytest
 
 from compiler.cli import main
 from compiler.errors import DeclarationError, UnknownRelationError
-from compiler.sql import compile_sql
+from compiler.sql import UnsupportedSQLError, compile_sql
 
 from tests.compiler.sql.oracle import SCHEMA, Tables, as_multiset
 
@@ -49,6 +49,20 @@ def test_views_are_found_whatever_the_case():
     session.insert("t", [(1, 1, "x", 0.5), (2, 3, "y", 1.0)])
     session.commit()
     assert session.read("result") == [(1,)]
+
+
+def test_a_views_column_list_names_its_columns():
+    # CREATE VIEW v (x, y) AS ...: the view is v (it was nameless) and its columns x and y.
+    program = compile_sql("CREATE VIEW Pairs (X, y) AS SELECT a, b FROM t; SELECT x FROM pairs WHERE y = 1", SCHEMA)
+    assert program.outputs == ("pairs", "result")
+    assert program.relations["pairs"].attribute_names == ("x", "y")
+    session = program.session()
+    session.insert("t", [(1, 1, "x", 0.5), (2, 3, "y", 1.0)])
+    session.commit()
+    assert (session.read("pairs"), session.read("result")) == ([(1, 1), (2, 3)], [(1,)])
+    with pytest.raises(UnsupportedSQLError) as info:
+        compile_sql("CREATE VIEW v (x, y) AS SELECT a FROM t", SCHEMA)
+    assert (info.value.line, info.value.column, info.value.message) == (1, 13, "view 'v' names 2 columns, its query makes 1")
 
 
 def test_a_quoted_name_keeps_its_case_in_the_default_dialect():
