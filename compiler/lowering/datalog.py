@@ -26,8 +26,10 @@ candidates in the next: a row is replaced only by a better one, never dropped
 because the row it was derived from was replaced. Without that, `best(1).
 best(v + 1) :- best(v), v < 5.` under `max(v)` has no fixpoint (each round's
 best supports the next one alone, and 5 supports nothing) and the loop never
-ends; with it, the answer is 5, Soufflé's. Whatever iterates to its answer by itself -- an eqrel's
-class labels, a choice over several domains -- is a Fixpoint even when its
+ends; with it, the answer is 5, Soufflé's. Each commit's loop still starts from
+nothing, so a row whose support is gone does not keep itself. Whatever iterates
+to its answer by itself -- an eqrel's class labels, a choice over several
+domains -- is a Fixpoint even when its
 stratum is not recursive. A recursive stratum with a choice-domain relation
 carries each tuple's depth (`r@depth` bindings, see compiler.lowering.choice),
 and a binding per relation drops it again. Relations with no rules come first.

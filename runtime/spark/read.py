@@ -150,8 +150,10 @@ def map_columns(names: list[str], source: TableSource, fmt: str, where: str) -> 
     # column would be read as it (a weight as the diff, the diff as the time).
     misplaced = [e for i, e in enumerate(extras) if e.lower() in lower and names.index(lower[e.lower()]) != len(wanted) + i]
     if misplaced:
-        raise LoadError(f"{where}: columns ({', '.join(names)}) do not match: wanted {', '.join(wanted + extras)}"
-                        f" ({', '.join(optional)} optional) by name, or by position with {misplaced[0]} in place {len(wanted) + extras.index(misplaced[0]) + 1}")
+        maybe = f" ({', '.join(optional)} optional)" if optional else ""
+        place = len(wanted) + extras.index(misplaced[0]) + 1
+        raise LoadError(f"{where}: columns ({', '.join(names)}) do not match: wanted {', '.join(wanted + extras)}{maybe}"
+                        f" by name, or by position with {misplaced[0]} in place {place}")
     n_required = len(wanted) + len(present)
     if optional and len(names) == n_required + len(optional):
         present = extras
