@@ -34,9 +34,9 @@ from compiler.errors import CompileError
 
 
 def _check(args) -> int:
-    from compiler.cli.run import declared_tables
+    from compiler.cli.run import declared_tables, untyped_tables
 
-    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
     print(f"{args.program}: ok ({len(program.outputs)} outputs: {', '.join(program.outputs)})")
     return 0
 

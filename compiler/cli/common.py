@@ -9,6 +9,7 @@ imported only when needed).
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -37,14 +38,16 @@ def compile_options(**sql_options):
         _SQL_OPTIONS.update(before)
 
 
-def load_program(path: str, tables=(), join_plan: str = "auto", include_dirs=()):
+def load_program(path: str, tables=(), join_plan: str = "auto", include_dirs=(), untyped=None):
     """The compiled program at `path` (.dl or .sql); raises CompileError or UserError.
 
     A Datalog program's `#include` files are searched next to the including file, then
     in `include_dirs` (the commands' -I).
 
     A SQL program's schema comes from its tables: `tables` is [(name, path)] and each
-    table's column names and types are read from the file (compiler.cli.sqlschema).
+    table's column names and types are read from the file (compiler.cli.sqlschema);
+    `untyped` (name -> path) are .facts files found beside them, which cannot be SQL tables:
+    a table the program asks for that is one of them is an error saying so.
     `join_plan` (auto, binary or delta) is the planner's choice for multiway joins."""
     p = Path(path)
     try:
@@ -57,8 +60,17 @@ def load_program(path: str, tables=(), join_plan: str = "auto", include_dirs=())
         except ImportError:
             raise UserError(f"{path}: SQL programs are not supported by this build (no compiler.compile_sql)") from None
         from compiler.cli.sqlschema import sql_schema
+        from compiler.errors import UnknownRelationError
 
-        return compile_sql(text, schema=sql_schema(tables), source_name=str(path), join_plan=join_plan, **_SQL_OPTIONS)
+        try:
+            return compile_sql(text, schema=sql_schema(tables), source_name=str(path), join_plan=join_plan, **_SQL_OPTIONS)
+        except UnknownRelationError as err:
+            wanted = re.match(r"unknown table '([^']*)'", err.message)
+            untyped = untyped or {}
+            if wanted and wanted.group(1) in untyped:
+                raise UserError(f"'{wanted.group(1)}': {untyped[wanted.group(1)]}: a .facts file has no column names or types,"
+                                " which a SQL program's table needs (give it as Parquet, CSV with a header, or JSON lines)") from None
+            raise
     from compiler.program import compile_datalog
 
     return compile_datalog(text, source_name=str(path), include_dirs=include_dirs, join_plan=join_plan)

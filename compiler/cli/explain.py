@@ -25,11 +25,11 @@ from compiler.cli.inputs import pushdown
 
 
 def explain_command(args) -> int:
-    from compiler.cli.run import declared_tables
+    from compiler.cli.run import declared_tables, untyped_tables
 
     if args.dot:
         graphviz(args.dot)  # without Graphviz, fail before printing anything
-    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
     graph = DataflowGraph(program.session(capture="outputs").dataflow)
     lines = ["logical plan", *("  " + l for l in program.explain().splitlines())]
     pushed = pushdown(program)

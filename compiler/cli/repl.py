@@ -36,7 +36,7 @@ import numpy as np
 
 from compiler.cli.common import UserError, load_program, spark_provider
 from compiler.cli.inputs import Loader, input_relation, pushdown
-from compiler.cli.run import declared_tables, initial_inputs
+from compiler.cli.run import declared_tables, initial_inputs, untyped_tables
 
 
 class Statement(NamedTuple):
@@ -260,7 +260,7 @@ def split_statements(line: str) -> list[str]:
 
 
 def repl(args) -> int:
-    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
     spark = spark_provider(args)
     interactive = sys.stdin.isatty()
     bail = args.stop_on_error and not interactive  # at a terminal, an error only returns to the prompt

@@ -100,6 +100,19 @@ def declared_tables(args) -> list[tuple[str, str]]:
     return list(tables.items())
 
 
+def untyped_tables(args) -> dict[str, str]:
+    """name -> path of the .facts files in --input-dir and --facts-dir: tables a SQL program
+    cannot read (no column names or types), for the error that names one it asks for."""
+    found: dict[str, str] = {}
+    for directory in (getattr(args, "input_dir", None), getattr(args, "facts_dir", None)):
+        if directory and os.path.isdir(directory):
+            for entry in sorted(os.listdir(directory)):
+                stem, suffix = os.path.splitext(entry)
+                if suffix.lower() == ".facts":
+                    found.setdefault(stem, os.path.join(directory, entry))
+    return found
+
+
 def initial_inputs(args, program) -> list[tuple[str, str]]:
     chosen: dict[str, str] = {}
     if getattr(args, "facts_dir", None):
@@ -179,7 +192,7 @@ def run(args) -> int:
         spark = spark_provider(args)
         if spark_needed(args, changes):
             spark.start_in_background()  # the JVM starts while the program compiles and its runtime loads
-    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
     require_inputs(args, program, changes)
     if args.output_dir:
         check_output_dir(args.output_dir)

@@ -46,7 +46,7 @@ from pathlib import Path
 
 from compiler.cli.common import UserError, load_program, spark_provider
 from compiler.cli.inputs import text_columns
-from compiler.cli.run import check_output_dir, declared_tables, initial_inputs, open_session
+from compiler.cli.run import check_output_dir, declared_tables, initial_inputs, open_session, untyped_tables
 
 
 class Ledger:
@@ -204,7 +204,7 @@ class StopSignals:
 def watch(args) -> int:
     from runtime.spark.stream import follow_files
 
-    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs)
+    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
     if not os.path.isdir(args.changes_dir):
         raise UserError(f"--changes-dir {args.changes_dir}: no such directory")
     check_output_dir(args.output_dir)

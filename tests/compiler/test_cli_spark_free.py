@@ -119,3 +119,13 @@ def test_an_empty_csv_table_for_sql_says_why_it_has_no_types(tmp_path, capsys):
     (tmp_path / "edge.csv").write_text("src,dst\n1,2\n")
     code, out, err = deltalog("run", str(ROOT / "examples" / "reach.sql"), "--input-dir", str(tmp_path), "--reader", "arrow", capsys=capsys)
     assert (code, err) == (0, "") and out
+
+
+def test_a_sql_program_on_facts_files_says_they_cannot_be_sql_tables(capsys):
+    # .facts files have neither column names nor types; the error names the file the program wanted.
+    tc = ROOT / "examples" / "tc"
+    for option in ("--input-dir", "-F"):
+        code, out, err = deltalog("run", str(ROOT / "examples" / "tc.sql"), option, str(tc), capsys=capsys)
+        assert (code, out) == (1, "")
+        assert err == (f"deltalog: error: 'edge': {tc / 'edge.facts'}: a .facts file has no column names or types, which a SQL"
+                       " program's table needs (give it as Parquet, CSV with a header, or JSON lines)\n")
