@@ -185,7 +185,7 @@ class SQLProgram(Program):
             try:
                 qualified = qualify(query, schema=qualify_schema, dialect=dialect, quote_identifiers=False, identify=False)
             except OptimizeError as e:
-                raise _optimize_error(e, source, query) from None
+                raise _optimize_error(e, source, query, qualify_schema) from None
             # Rows keep the ORDER BY keys the select list lacks as plan columns no SQL column
             # shows: they order what is read (SQLSession consolidates rows equal on the rest).
             try:
@@ -343,12 +343,16 @@ def _readable(description: str) -> str:
     return f"incomplete {construct}: {part} is missing"
 
 
-def _optimize_error(e: OptimizeError, source: Source, query) -> CompileError:
+def _optimize_error(e: OptimizeError, source: Source, query, schema: dict) -> CompileError:
     text = str(e)
     m = re.match(r"Column '([^']*)' could not be resolved", text)
     if m:
         message, span = located_message(text, source, m.group(1).split(".")[-1])
-        message = f"unknown column '{m.group(1)}'"
+        owners = _owners(query, m.group(1), span, schema) if span is not None else []
+        if len(owners) > 1:  # sqlglot says the same of a name two tables have
+            message = f"column '{m.group(1)}' is ambiguous: {' and '.join(owners)} both have it (write {owners[0]}.{m.group(1)})"
+        else:
+            message = f"unknown column '{m.group(1)}'"
         if span is not None:
             return UnknownColumnError.at(message, span, source)
         return UnknownColumnError(message, None, None, source.name)
@@ -372,6 +376,26 @@ def _optimize_error(e: OptimizeError, source: Source, query) -> CompileError:
     if span is not None:
         return UnsupportedSQLError.at(message, span, source)
     return UnsupportedSQLError(message, None, None, source.name)
+
+
+def _owners(query, name: str, span: Span, schema: dict) -> list[str]:
+    """The FROM items (by alias) of the SELECT where the unresolved column `name` is (at `span`)
+    that are schema tables or views having a column of that name."""
+    for column in query.find_all(exp.Column):
+        position = column.this.meta if isinstance(column.this, exp.Identifier) else {}
+        if column.name != name or column.table or position.get("line") != span.line:
+            continue
+        select = column.find_ancestor(exp.Select)
+        if select is None:
+            continue
+        sources = [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or [])
+        owners = []
+        for source in sources:
+            table = source.this if source is not None else None
+            if isinstance(table, exp.Table) and name in schema.get(table.name, {}):
+                owners.append(table.alias_or_name)
+        return owners
+    return []
 
 
 class SQLSession(Session):

@@ -14,6 +14,7 @@ CASES = [
     ("select a, row_number() over () from t", UnsupportedSQLError, 1, 11, "window functions (OVER) are not supported"),
     ("select x from nope", UnknownRelationError, 1, 15, "unknown table 'nope' (the schema's tables: edge, s, t)"),
     ("select a,\n  zz from t", UnknownColumnError, 2, 3, "unknown column 'zz'"),
+    ("select t.a from t join s on t.a = s.a where a > 1", UnknownColumnError, 1, 45, "column 'a' is ambiguous: t and s both have it (write t.a)"),
     ("select a + c from t", TypeMismatchError, 1, 12, "t.c is a text, not a number"),
     ("select a from t where", ParseError, 1, 17, "incomplete WHERE: its operand is missing"),
     ("select a + from t", ParseError, 1, 12, "incomplete ADD: its right operand is missing"),
