@@ -29,14 +29,14 @@ import atexit
 import os
 import sys
 
-from compiler.cli.common import UsageError, UserError, load_program
+from compiler.cli.common import UsageError, UserError
 from compiler.errors import CompileError
 
 
 def _check(args) -> int:
-    from compiler.cli.run import declared_tables, untyped_tables
+    from compiler.cli.run import program_of
 
-    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
+    program = program_of(args)
     print(f"{args.program}: ok ({len(program.outputs)} outputs: {', '.join(program.outputs)})")
     return 0
 

@@ -20,16 +20,16 @@ import os
 import shutil
 import subprocess
 
-from compiler.cli.common import UserError, load_program
+from compiler.cli.common import UserError
 from compiler.cli.inputs import pushdown
 
 
 def explain_command(args) -> int:
-    from compiler.cli.run import declared_tables, untyped_tables
+    from compiler.cli.run import program_of
 
     if args.dot:
         graphviz(args.dot)  # without Graphviz, fail before printing anything
-    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
+    program = program_of(args)
     graph = DataflowGraph(program.session(capture="outputs").dataflow)
     lines = ["logical plan", *("  " + l for l in program.explain().splitlines())]
     pushed = pushdown(program)

@@ -34,9 +34,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from compiler.cli.common import UserError, load_program, spark_provider
+from compiler.cli.common import UserError, spark_provider
 from compiler.cli.inputs import Loader, input_relation, pushdown
-from compiler.cli.run import declared_tables, initial_inputs, untyped_tables
+from compiler.cli.run import initial_inputs, program_of
 
 
 class Statement(NamedTuple):
@@ -260,7 +260,7 @@ def split_statements(line: str) -> list[str]:
 
 
 def repl(args) -> int:
-    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
+    program = program_of(args)
     spark = spark_provider(args)
     interactive = sys.stdin.isatty()
     bail = args.stop_on_error and not interactive  # at a terminal, an error only returns to the prompt

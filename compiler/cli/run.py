@@ -100,6 +100,12 @@ def declared_tables(args) -> list[tuple[str, str]]:
     return list(tables.items())
 
 
+def program_of(args):
+    """The command's program: load_program with the tables its options name (a SQL program's
+    schema is read from them) and its -I and --join-plan."""
+    return load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
+
+
 def untyped_tables(args) -> dict[str, str]:
     """name -> path of the .facts files in --input-dir and --facts-dir: tables a SQL program
     cannot read (no column names or types), for the error that names one it asks for."""
@@ -192,7 +198,7 @@ def run(args) -> int:
         spark = spark_provider(args)
         if spark_needed(args, changes):
             spark.start_in_background()  # the JVM starts while the program compiles and its runtime loads
-    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
+    program = program_of(args)
     require_inputs(args, program, changes)
     if args.output_dir:
         check_output_dir(args.output_dir)

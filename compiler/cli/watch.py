@@ -44,9 +44,9 @@ import sys
 import threading
 from pathlib import Path
 
-from compiler.cli.common import UserError, load_program, spark_provider
+from compiler.cli.common import UserError, spark_provider
 from compiler.cli.inputs import text_columns
-from compiler.cli.run import check_output_dir, declared_tables, initial_inputs, open_session, untyped_tables
+from compiler.cli.run import check_output_dir, initial_inputs, open_session, program_of
 
 
 class Ledger:
@@ -204,7 +204,7 @@ class StopSignals:
 def watch(args) -> int:
     from runtime.spark.stream import follow_files
 
-    program = load_program(args.program, declared_tables(args), args.join_plan, args.include_dirs, untyped_tables(args))
+    program = program_of(args)
     if not os.path.isdir(args.changes_dir):
         raise UserError(f"--changes-dir {args.changes_dir}: no such directory")
     check_output_dir(args.output_dir)

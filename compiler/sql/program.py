@@ -383,8 +383,8 @@ def _owners(query, name: str, span: Span, schema: dict) -> list[str]:
     that are schema tables or views having a column of that name."""
     for column in query.find_all(exp.Column):
         position = column.this.meta if isinstance(column.this, exp.Identifier) else {}
-        if column.name != name or column.table or position.get("line") != span.line:
-            continue
+        if column.name != name or column.table or (position.get("line"), position.get("col")) != (span.line, span.column + len(name) - 1):
+            continue  # (sqlglot's col is where the name ends)
         select = column.find_ancestor(exp.Select)
         if select is None:
             continue

@@ -140,7 +140,8 @@ def map_columns(names: list[str], source: TableSource, fmt: str, where: str) -> 
             raise LoadError(f"{where}: no column {', '.join(repr(m) for m in missing)} (columns: {', '.join(names)})")
         # A change table's columns are all meaningful: one that is none of them (`tme` for `time`)
         # would be dropped, and its rows land at the wrong time or with the wrong count.
-        unknown = [n for n in names if extras and n.lower() not in {c.lower() for c in wanted + extras}]
+        known = {c.lower() for c in wanted + extras}
+        unknown = [n for n in names if n.lower() not in known] if extras else []
         if unknown:
             raise LoadError(f"{where}: unknown column {', '.join(repr(u) for u in unknown)}"
                             f" (a change table has the columns {', '.join(wanted)}, diff and optionally time)")
