@@ -69,6 +69,7 @@ from compiler.table_input import encode_columns, is_columns
 from compiler.values import BadValue, encode, fits, from_arrow
 from runtime.batch import Batch, per_row
 from runtime.ledger import CountLedger, NegativeCount
+from runtime.worker import RoundLimitError
 
 
 
@@ -153,6 +154,10 @@ class Program:
         """A new in-process session; capture="outputs" keeps only outputs readable (less memory)."""
         return Session(self, capture)
 
+    def round_limit_error(self, error: RoundLimitError) -> SessionError:
+        """What a recursion stopped by its plan Fixpoint's round limit means to the user."""
+        return SessionError(f"the recursion of {', '.join(sorted(error.label))} did not settle within {error.limit} iterations")
+
     def run_on_spark(self, spark, inputs=None, **options) -> dict:
         """{output: DataFrame}: the program evaluated as Spark jobs (compiler.spark_engine)."""
         from compiler.spark_engine import run
@@ -171,6 +176,7 @@ class Session:
         self._constants_open = True
         self._ledgers: dict[str, CountLedger] = {}
         self._layouts: dict[str, Layout] = {}
+        self._stopped: SessionError | None = None  # the error a commit stopped at, mid-step
 
     @property
     def time(self) -> int:
@@ -296,6 +302,7 @@ class Session:
         handle.update_columns(data, diff, time)  # (scalars stay scalars: the handle's checks are cheaper)
 
     def _input(self, relation: str):
+        self._check_going()
         info = self.program.relations.get(relation)
         if info is None:
             known = ", ".join(self.program.relations) or "none"
@@ -331,13 +338,18 @@ class Session:
 
     def _advance(self, time: int) -> dict[str, Result]:
         """Close the times before `time`; the outputs' changes at the newly closed times."""
+        self._check_going()
         for handle in self._built.inputs.values():
             handle.advance_to(time)
         if self._constants_open:
             for handle in self._built.constants:
                 handle.close()
             self._constants_open = False
-        self._built.dataflow.step()
+        try:
+            self._built.dataflow.step()
+        except RoundLimitError as e:  # the dataflow stopped mid-step: nothing can follow
+            self._stopped = self.program.round_limit_error(e)
+            raise self._stopped from None
         self._time = time
         changes = {}
         for name in self.program.outputs:
@@ -389,7 +401,12 @@ class Session:
     def _make_layout(self, info) -> Layout:
         return Layout.of_relation(info.attribute_names, info.types, info.kinds)
 
+    def _check_going(self) -> None:
+        if self._stopped is not None:
+            raise SessionError(f"this session stopped at an error and cannot go on: {self._stopped}")
+
     def _capture(self, relation: str):
+        self._check_going()
         capture = self._built.captures.get(relation)
         if capture is None:
             if relation in self.program.relations and relation not in self.program.readable():

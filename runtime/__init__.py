@@ -21,12 +21,12 @@ from runtime.operators.arrange import Arranged
 from runtime.operators.capture import Capture
 from runtime.operators.input import InputHandle
 from runtime.times import ALTNEU, EPOCH, ITERATION, Antichain, Lattice
-from runtime.worker import Dataflow, DataflowError
+from runtime.worker import Dataflow, DataflowError, RoundLimitError
 
 use_small_pages()
 keep_freed_memory()
 
 __all__ = [
     "ALTNEU", "EPOCH", "ITERATION", "Antichain", "Arranged", "Capture", "Collection", "Dataflow",
-    "DataflowError", "InputHandle", "delta_query", "Lattice", "Scope", "Variable", "iterate",
+    "DataflowError", "InputHandle", "delta_query", "Lattice", "RoundLimitError", "Scope", "Variable", "iterate",
 ]

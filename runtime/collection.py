@@ -410,14 +410,16 @@ class Variable:
         return back
 
 
-def iterate(sources: list, body, scope: Scope | None = None) -> list[Collection]:
+def iterate(sources: list, body, scope: Scope | None = None, round_limit: int | None = None, label=None) -> list[Collection]:
     """Mutually recursive variables in one loop scope.
 
     `body(*variables)` returns one result per variable; each variable starts as
     its source and takes its result's value from one iteration to the next. A
     source given as column types instead of a collection is a variable that
     starts empty (see `Variable`); `scope`, the scope the loop is in, is needed
-    when no source is a collection.
+    when no source is a collection. With a `round_limit`, work left at a later
+    iteration raises RoundLimitError(label) from `step()` (a guard on a body
+    that need not converge).
     """
     scopes = {id(s.scope): s.scope for s in sources if isinstance(s, Collection)}
     if scope is not None:
@@ -425,6 +427,7 @@ def iterate(sources: list, body, scope: Scope | None = None) -> list[Collection]
     if len(scopes) != 1:
         raise DataflowError("iterate() sources must all be in one scope (given as `scope` when every source starts empty)")
     inner = next(iter(scopes.values())).iterative()
+    inner.round_limit, inner.label = round_limit, label
     variables = [Variable(s.enter(inner)) if isinstance(s, Collection) else Variable(None, inner, normalize_types(s)) for s in sources]
     results = list(body(*[v.collection for v in variables]))
     if len(results) != len(variables):

@@ -64,6 +64,17 @@ class DataflowError(Exception):
     """Misuse of the dataflow API (bad rows, times, or graph construction)."""
 
 
+class RoundLimitError(Exception):
+    """A loop with a round limit had work left at a round past it (`Scope.round_limit`).
+
+    Raised from inside `step()`, which stops there: the dataflow is left mid-step and must
+    not be stepped again. `label` is what the loop's maker named it by."""
+
+    def __init__(self, label, limit: int):
+        super().__init__(f"loop {label!r} had work left after {limit} rounds")
+        self.label, self.limit = label, limit
+
+
 class Scope:
     """A region of the dataflow whose times share a lattice: the root, a loop body or an AltNeu scope."""
 
@@ -72,6 +83,8 @@ class Scope:
         self.depth = 0 if parent is None else parent.depth + 1
         self.loop = parent is not None and lattice.layers[-1] == ITERATION
         self.round: int | None = None  # the round a running loop is in
+        self.round_limit: int | None = None  # a loop: rounds past it are an error (RoundLimitError)
+        self.label = None  # a loop: what RoundLimitError names it by
         self.schedule: list = []  # operators and child scopes, in the order they run
         self.ops: list = []  # every operator of this scope and of the scopes inside it
 
@@ -550,8 +563,8 @@ class Dataflow:
             gc.set_threshold(YOUNG, *threshold[1:])
         try:
             self._run(self.root_scope)
-            finish_background()  # inserts handed to the other core are part of the step
         finally:
+            finish_background()  # inserts handed to the other core are part of the step
             gc.set_threshold(*threshold)
             self._running = False
             for handle in self.inputs:
@@ -568,6 +581,8 @@ class Dataflow:
         r = 0 if any(op.queued for op in scope.ops) else self._next_round(scope, -1)
         try:
             while r is not None:
+                if scope.round_limit is not None and r > scope.round_limit:
+                    raise RoundLimitError(scope.label, scope.round_limit)
                 scope.round = r
                 self._frontiers.clear()  # derived for earlier rounds: never asked for again
                 self._sweep(scope)

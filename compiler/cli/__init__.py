@@ -14,7 +14,7 @@ Each command lives in its own module here (run, watch, repl, explain). Exit
 codes: 0 success; 1 a user error -- a program that does not compile, a missing
 file, a table whose columns or values do not fit -- reported as one line
 (`file:line:column: ...` where it applies, then the source excerpt for
-compile errors, and for SQL errors the data causes, such as a UNION ALL recursion
+compile errors, and for SQL errors the data causes, such as a UNION ALL or MIN/MAX recursion
 past --recursion-limit); 2 a bad command line; 130 stopped by Ctrl-C (SIGINT; for
 watch, SIGTERM too: see compiler.cli.watch). No traceback for user errors; an
 unexpected failure prints one line too (`--debug` shows the traceback).
@@ -83,7 +83,7 @@ def _join_plan_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--join-plan", choices=("auto", "binary", "delta"), default="auto",
                    help="multiway joins as delta queries (delta), as binary joins (binary), or delta for cyclic joins and where the cost model finds it cheaper (auto, the default; explain shows each choice)")
     p.add_argument("--recursion-limit", type=_positive, default=RECURSION_LIMIT, metavar="N",
-                   help=f"SQL: iterations a UNION ALL recursive CTE may take before it is an error (default {RECURSION_LIMIT:,})")
+                   help=f"SQL: iterations a UNION ALL recursive CTE, or one with MIN/MAX, may take before it is an error (default {RECURSION_LIMIT:,})")
 
 
 def _positive(text: str) -> int:

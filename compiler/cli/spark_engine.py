@@ -36,6 +36,7 @@ def run_spark_engine(args, program, fmt: str, initial_inputs) -> int:
     from compiler.spark_engine import run as run_on_spark
     from runtime.spark import LoadError
     from runtime.spark.read import read_dataframe
+    from runtime.worker import RoundLimitError
     from py4j.protocol import Py4JError
     from pyspark.errors import PySparkException
 
@@ -61,6 +62,8 @@ def run_spark_engine(args, program, fmt: str, initial_inputs) -> int:
             write_outputs(program, outputs, args.output_dir, fmt)
         except (LoadError, SparkEngineUnsupported, SparkEngineError, SessionError) as e:  # SQLRuntimeError too
             raise UserError(str(e)) from None
+        except RoundLimitError as e:  # a recursion's guard, as a session reports it
+            raise UserError(str(program.round_limit_error(e))) from None
         except (Py4JError, PySparkException) as e:  # a job failed: a malformed table read late, or Spark itself
             raise UserError(spark_job_failure(program, inputs, pushed, e)) from None
         if args.timings:

@@ -165,7 +165,7 @@ class _Lowering:
             return [self.exact(b.body, context) if order is None else self.ordered(b.body.input, order, context).distinct()
                     for b, order in zip(looped, orders)]
 
-        for b, order, result in zip(looped, orders, iterate(sources, body, self.df.root_scope)):
+        for b, order, result in zip(looped, orders, iterate(sources, body, self.df.root_scope, step.round_limit, names)):
             self.bindings[b.name] = result if order is None else result.select(_inverse(order))
         for name, collection in within.items():
             self.bindings[name] = collection.leave()

@@ -38,6 +38,9 @@ class Binding:
 @dataclass(frozen=True, eq=False)
 class Fixpoint:
     bindings: tuple[Binding, ...]
+    # The iterations it may take, or None: a front end's guard on a recursion that need not
+    # reach a fixpoint (SQL's MIN/MAX over a recursive CTE); one more is an error at run time.
+    round_limit: int | None = field(default=None, kw_only=True)
 
     def __post_init__(self):
         object.__setattr__(self, "bindings", tuple(self.bindings))
@@ -92,7 +95,7 @@ class Plan:
         steps = []
         for step in self.steps:
             if isinstance(step, Fixpoint):
-                steps.append(Fixpoint(tuple(replace(b, body=fn(b.body)) for b in step.bindings)))
+                steps.append(replace(step, bindings=tuple(replace(b, body=fn(b.body)) for b in step.bindings)))
             else:
                 steps.append(replace(step, body=fn(step.body)))
         plan = object.__new__(Plan)

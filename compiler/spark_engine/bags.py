@@ -24,8 +24,7 @@ from __future__ import annotations
 from compiler.plan import Antijoin, Filter, Fixpoint, Join, Node, Project, Ref, Union
 from compiler.plan.delta import DeltaJoin
 
-from compiler.spark_engine.errors import SparkEngineError
-from compiler.spark_engine.fixpoint import DELTA, LoopStats
+from compiler.spark_engine.fixpoint import DELTA, LoopStats, check_iterations
 from compiler.spark_engine.relations import Relations, schema
 
 
@@ -89,8 +88,7 @@ def run_bag_fixpoint(step: Fixpoint, outer: Relations, parts: dict, max_iteratio
     found = {name: [df] for name, df in delta.items()}
     stats.delta_rows.append(sum(df.count() for df in delta.values()))
     while stats.delta_rows[-1]:
-        if max_iterations is not None and stats.iterations >= max_iterations:
-            raise SparkEngineError(f"fixpoint of {', '.join(sorted(loop))} did not converge in {max_iterations} iterations")
+        check_iterations(step, stats.iterations, max_iterations)
         stats.iterations += 1
         rel = relations({DELTA + n: d for n, d in delta.items()})
         delta = {}

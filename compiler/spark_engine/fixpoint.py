@@ -57,6 +57,7 @@ from compiler.plan.expr import Call, Col, Const
 
 from compiler.spark_engine.errors import SparkEngineError
 from compiler.spark_engine.relations import Relations, schema
+from runtime.worker import RoundLimitError
 
 DELTA = "Δ"
 
@@ -120,6 +121,16 @@ class LoopStats:
     delta_rows: list[int] = field(default_factory=list)  # rows found new at each iteration (all bindings)
 
 
+def check_iterations(step: Fixpoint, iterations: int, max_iterations: int | None) -> None:
+    """Raise if a loop that has taken `iterations` may not take another: by the Fixpoint's own
+    round limit (RoundLimitError, as the runtime raises it) or by the caller's max_iterations."""
+    names = frozenset(b.name for b in step.bindings)
+    if step.round_limit is not None and iterations >= step.round_limit:
+        raise RoundLimitError(names, step.round_limit)
+    if max_iterations is not None and iterations >= max_iterations:
+        raise SparkEngineError(f"fixpoint of {', '.join(sorted(names))} did not converge in {max_iterations} iterations")
+
+
 def run_fixpoint(step: Fixpoint, outer: Relations, checkpoint_every: int = 4, max_iterations: int | None = None):
     """{binding name: materialized DataFrame} for the Fixpoint, and its LoopStats."""
     loop = frozenset(b.name for b in step.bindings)
@@ -143,8 +154,7 @@ def run_fixpoint(step: Fixpoint, outer: Relations, checkpoint_every: int = 4, ma
     bodies = {b.name: b.body for b in step.bindings}
     stats.delta_rows.append(sum(df.count() for df in known.values()))
     while True:
-        if max_iterations is not None and stats.iterations >= max_iterations:
-            raise SparkEngineError(f"fixpoint of {', '.join(loop)} did not converge in {max_iterations} iterations")
+        check_iterations(step, stats.iterations, max_iterations)
         stats.iterations += 1
         rel = relations({**known, **{DELTA + n: d for n, d in delta.items()}})
         found = {}
@@ -333,8 +343,7 @@ def _unknown(candidates, known):
 def _naive(step: Fixpoint, current: dict, relations, stats: LoopStats, max_iterations):
     sizes = {name: df.count() for name, df in current.items()}
     while True:
-        if max_iterations is not None and stats.iterations >= max_iterations:
-            raise SparkEngineError(f"fixpoint of {', '.join(current)} did not converge in {max_iterations} iterations")
+        check_iterations(step, stats.iterations, max_iterations)
         stats.iterations += 1
         rel = relations(current)
         following = {b.name: rel.df(b.body).localCheckpoint() for b in step.bindings}

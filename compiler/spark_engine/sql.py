@@ -48,11 +48,11 @@ def run_sql(program, spark, inputs: dict | None = None, **options) -> dict[str, 
                 columns = [c for c, _, nullable in program.tables[name].columns if not nullable]
                 raise SparkEngineError(f"table {name!r}: a NULL in a NOT NULL column ({', '.join(columns)})")
         result = run_plan(program.plan, spark, frames, **options)
-        if program.checks:  # one job for every check: the names of those with a row
-            found = _first_rows({name: result.outputs[name] for name in program.checks})
+        if program.checks:  # one job for every check: the rows of those with a row
+            found = _check_rows({name: result.outputs[name] for name in program.checks})
             for name in program.checks:
                 if name in found:
-                    raise program.check_error(name)
+                    raise program.check_error(name, found[name])
         return {name: sql_frame(result.outputs[name], program.relations[name]) for name in program.outputs}
     finally:
         spark.conf.set("spark.sql.ansi.enabled", ansi)
@@ -66,6 +66,19 @@ def _first_rows(frames: dict) -> set:
         part = frames[n].limit(1).selectExpr(f"{i} AS found")
         union = part if union is None else union.unionAll(part)
     return {names[r[0]] for r in union.collect()}
+
+
+def _check_rows(frames: dict) -> dict:
+    """{name: rows} of the check bindings' DataFrames that have rows, by one Spark job."""
+    names = list(frames)
+    union = None
+    for i, n in enumerate(names):
+        part = frames[n].selectExpr(f"{i} AS check", f"{frames[n].columns[0]} AS which").distinct()
+        union = part if union is None else union.unionAll(part)
+    found: dict = {}
+    for check, which in union.collect():
+        found.setdefault(names[check], []).append((which,))
+    return found
 
 
 def _quoted(name: str) -> str:

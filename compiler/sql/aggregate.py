@@ -20,9 +20,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 from compiler.errors import TypeMismatchError
-from compiler.plan import Aggregate, Antijoin, Col, Distinct, Join, Project, Union, Values
+from compiler.plan import Aggregate, Antijoin, Call, Col, Distinct, Join, Project, Union, Values
 from compiler.sql.errors import UnsupportedSQLError
-from compiler.sql.expressions import Env, translate
+from compiler.sql.expressions import Env, overflow_check, translate, wrapped_around
 from compiler.sql.relation import Column, Rel, project
 from compiler.sql.text_extreme import TextExtreme
 from compiler.sql.values import BOOL, FALSE, FLOAT, INT, PLAN_TYPE, TEXT, TRUE, Value, cast_value, not_
@@ -109,6 +109,8 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
         agg = TextExtreme(node, group_cols, func == "max", k, span=span)
     else:
         agg = Aggregate(node, group_cols, func, None if func == "count" else k, span=span)
+    if func == "sum" and arg_type == INT:
+        _sum_overflow_check(env, node, agg, k, call, span)
     out_type = INT if func == "count" else FLOAT if func == "mean" else arg_type
     # Join the aggregate's value onto the groups; groups it has no row for get 0 (COUNT) or NULL.
     keys = tuple((i, i) for i in range(k))  # the group keys are the first k plan columns of both
@@ -133,6 +135,15 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
         node = Project(node, tuple(Col(i, tp) for i, tp in enumerate(node.types[:-1])), span=span)
         return Rel(node, result.columns + (Column(None, None, out_type, width, None),))
     return Rel(node, result.columns + (Column(None, None, out_type, width, width + 1),))
+
+
+def _sum_overflow_check(env: Env, rows, total, k: int, call, span) -> None:
+    """SUM of integers is an error where a group's sum does not fit in 64 bits: the int64
+    sum (wrapping) is compared with the same sum in floats, per group."""
+    in_floats = Project(rows, tuple(Col(i, rows.types[i]) for i in range(k)) + (Call("to_float", (Col(k, "number"),)),), span=span)
+    float_total = Aggregate(in_floats, tuple(range(k)), "sum", k, span=span)
+    both = Join(total, float_total, tuple((i, i) for i in range(k)), span=span)
+    overflow_check(Env(env.t, Rel(both, ())), wrapped_around(Col(k, "number"), Col(2 * k + 1, "float")), call)
 
 
 def _const(v: int):

@@ -8,8 +8,11 @@ SQL's rules: an operator on a NULL is NULL, comparisons and logic are
 three-valued, integers are promoted to floats beside floats, texts order
 by code point (UTF-8 bytes, DuckDB's default collation; compiler.plan.ops), `/` divides as
 floats (`//` as integers, truncating), an integer division or remainder by
-zero is NULL. Anything outside the supported language raises
-UnsupportedSQLError naming the construct; mismatched types raise
+zero is NULL. Integer arithmetic whose result does not fit in 64 bits is an
+error at commit time (a check: compiler.sql.translator), as in DuckDB, on the
+rows where it is evaluated: a CASE branch on the rows that take it, the right
+side of AND / OR where the left does not decide. Anything outside the
+supported language raises UnsupportedSQLError naming the construct; mismatched types raise
 TypeMismatchError. Subqueries in expressions are handed to
 compiler.sql.subquery.
 """
@@ -17,10 +20,13 @@ compiler.sql.subquery.
 from __future__ import annotations
 
 
+from contextlib import contextmanager
+
 from sqlglot import exp
 
 from compiler.errors import TypeMismatchError
-from compiler.plan.expr import TRUE, Call, Const
+from compiler.plan import Join
+from compiler.plan.expr import TRUE, Call, Const, columns, remap
 from compiler.plan.regex import ANY_CHARACTER, escape
 from compiler.sql.errors import UnknownColumnError, UnsupportedSQLError
 from compiler.sql.relation import Rel
@@ -52,6 +58,7 @@ class Env:
 
     def __init__(self, t, rel: Rel, grouped: dict | None = None):
         self.t, self.rel, self.grouped = t, rel, grouped
+        self.evaluated = TRUE  # on which rows the expression being translated is evaluated (see `_evaluated_where`)
 
 
 def translate(env: Env, e) -> Value:
@@ -150,6 +157,10 @@ def _unify(env: Env, values: list[Value], nodes) -> list[Value]:
 # ---- arithmetic -------------------------------------------------------------------------------
 
 _ARITH = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
+INT64_MIN = Const(-(2**63), "number")
+# An int64 result computed again in floats is off by float rounding alone (< 2**12) when it
+# fits, and by a multiple of 2**64 (give or take that rounding) when it wrapped around.
+_WRAPPED_ABOVE, _WRAPPED_BELOW = Const(2.0**32, "float"), Const(-(2.0**32), "float")
 
 
 def _arith(env: Env, e) -> Value:
@@ -157,7 +168,55 @@ def _arith(env: Env, e) -> Value:
     _number(a, env, e.this)
     _number(b, env, e.expression)
     a, b = _unify(env, [a, b], [e.this, e.expression])
-    return Value(Call(_ARITH[type(e)], (a.value, b.value)), or_(a.null, b.null), a.type)
+    op = _ARITH[type(e)]
+    result = Value(Call(op, (a.value, b.value)), or_(a.null, b.null), a.type)
+    if a.type == INT:
+        in_floats = Call(op, (Call("to_float", (a.value,)), Call("to_float", (b.value,))))
+        overflow_check(env, and_(not_(result.null), wrapped_around(result.value, in_floats)), e)
+    return result
+
+
+def wrapped_around(result, in_floats):
+    """Whether `result`, an int64 computed with wrap-around, is not the true result that
+    `in_floats` computes again in floats."""
+    off = Call("-", (Call("to_float", (result,)), in_floats))
+    return or_(Call(">", (off, _WRAPPED_ABOVE)), Call("<", (off, _WRAPPED_BELOW)))
+
+
+def overflow_check(env: Env, wrong, e) -> None:
+    """An error at commit time wherever a row of env.rel evaluates `e` and `wrong` holds:
+    the integer result does not fit in 64 bits."""
+    if wrong == FALSE:
+        return
+    node, where = _narrowest(env.rel.node, and_(env.evaluated, wrong))
+    env.t.check(node, f"integer overflow: {_show(e)} does not fit in a 64-bit integer", env.t.span(e), where)
+
+
+def _narrowest(node, predicate):
+    """(node, predicate) narrowed to the side of a cross join the predicate reads, if it reads
+    one: an ON condition is evaluated over the cross product of the join's sides, which the
+    plan never builds when the condition equates them (and a check must not either)."""
+    while isinstance(node, Join) and not node.keys:
+        used, split = columns(predicate), node.left.arity
+        if all(c < split for c in used):
+            node = node.left
+        elif all(c >= split for c in used):
+            predicate = remap(predicate, {c: c - split for c in used})
+            node = node.right
+        else:
+            break
+    return node, predicate
+
+
+@contextmanager
+def _evaluated_where(env: Env, condition_):
+    """While translating what is evaluated only on the rows where `condition_` holds."""
+    outer = env.evaluated
+    env.evaluated = and_(outer, condition_)
+    try:
+        yield
+    finally:
+        env.evaluated = outer
 
 
 def _div(env: Env, e) -> Value:
@@ -167,6 +226,10 @@ def _div(env: Env, e) -> Value:
     if isinstance(e, exp.IntDiv) or (e.args.get("typed") and a.type == INT and b.type == INT):
         a, b = _unify(env, [a, b], [e.this, e.expression])
         zero = Call("=", (b.value, ZERO[a.type]))
+        if a.type == INT:  # the one quotient that does not fit
+            minus_one = Const(-1, "number")
+            wrapped = and_(Call("=", (a.value, INT64_MIN)), Call("=", (b.value, minus_one)))
+            overflow_check(env, and_(not_(or_(a.null, b.null)), wrapped), e)
         return Value(Call("/", (a.value, b.value)), or_(a.null, b.null, zero), a.type)
     a, b = cast_value(a, FLOAT), cast_value(b, FLOAT)
     return Value(Call("/", (a.value, b.value)), or_(a.null, b.null), FLOAT)
@@ -184,12 +247,20 @@ def _mod(env: Env, e) -> Value:
 def _neg(env: Env, e) -> Value:
     a = translate(env, e.this)
     _number(a, env, e.this)
+    _smallest_int_check(env, a, e)
     return Value(Call("neg", (a.value,)), a.null, a.type)
+
+
+def _smallest_int_check(env: Env, a: Value, e) -> None:
+    """-a and abs(a) do not fit for the least int64."""
+    if a.type == INT:
+        overflow_check(env, and_(not_(a.null), Call("=", (a.value, INT64_MIN))), e)
 
 
 def _abs(env: Env, e) -> Value:
     a = translate(env, e.this)
     _number(a, env, e.this)
+    _smallest_int_check(env, a, e)
     return Value(if_(Call("<", (a.value, ZERO[a.type])), Call("neg", (a.value,)), a.value), a.null, a.type)
 
 
@@ -231,12 +302,16 @@ def _comparison(env: Env, e) -> Value:
 
 
 def _and(env: Env, e) -> Value:
-    a, b = condition(env, e.this), condition(env, e.expression)
+    a = condition(env, e.this)
+    with _evaluated_where(env, not_(a.false)):
+        b = condition(env, e.expression)
     return boolean(and_(a.true, b.true), or_(a.false, b.false))
 
 
 def _or(env: Env, e) -> Value:
-    a, b = condition(env, e.this), condition(env, e.expression)
+    a = condition(env, e.this)
+    with _evaluated_where(env, not_(a.true)):
+        b = condition(env, e.expression)
     return boolean(or_(a.true, b.true), and_(a.false, b.false))
 
 
@@ -306,28 +381,43 @@ def _case(env: Env, e) -> Value:
     operand = e.this
     subject = translate(env, operand) if operand is not None else None
     branches, nodes = [], []
+    taken = FALSE  # an earlier branch's condition holds
     for branch in e.args.get("ifs") or []:
-        if subject is not None:
-            cond = compare(env, "=", subject, translate(env, branch.this), branch.this)
-        else:
-            cond = condition(env, branch.this)
-        branches.append((cond, translate(env, branch.args["true"])))
+        with _evaluated_where(env, not_(taken)):
+            if subject is not None:
+                cond = compare(env, "=", subject, translate(env, branch.this), branch.this)
+            else:
+                cond = condition(env, branch.this)
+            with _evaluated_where(env, cond.true):
+                branches.append((cond, translate(env, branch.args["true"])))
+        taken = or_(taken, cond.true)
         nodes.append(branch.args["true"])
     default = e.args.get("default")
     nodes.append(default if default is not None else e)
-    return _choose(env, branches, translate(env, default) if default is not None else constant(None), nodes)
+    with _evaluated_where(env, not_(taken)):
+        otherwise = translate(env, default) if default is not None else constant(None)
+    return _choose(env, branches, otherwise, nodes)
 
 
 def _if(env: Env, e) -> Value:
     cond = condition(env, e.this)
     other = e.args.get("false")
     nodes = [e.args["true"], other if other is not None else e]
-    return _choose(env, [(cond, translate(env, e.args["true"]))], translate(env, other) if other is not None else constant(None), nodes)
+    with _evaluated_where(env, cond.true):
+        then = translate(env, e.args["true"])
+    with _evaluated_where(env, not_(cond.true)):
+        otherwise = translate(env, other) if other is not None else constant(None)
+    return _choose(env, [(cond, then)], otherwise, nodes)
 
 
 def _coalesce(env: Env, e) -> Value:
     nodes = [e.this] + list(e.expressions)
-    values = _unify(env, [translate(env, n) for n in nodes], nodes)
+    translated, earlier_null = [], TRUE  # each argument is evaluated where those before it are NULL
+    for n in nodes:
+        with _evaluated_where(env, earlier_null):
+            translated.append(translate(env, n))
+        earlier_null = and_(earlier_null, translated[-1].null)
+    values = _unify(env, translated, nodes)
     result = values[-1]
     for v in reversed(values[:-1]):
         result = Value(if_(v.null, result.value, v.value), and_(v.null, result.null), v.type)
@@ -360,6 +450,11 @@ def _cast(env: Env, e) -> Value:
     out = cast_value(v, t)
     if out is None:
         raise env.t.error(UnsupportedSQLError, f"CAST of {_type_word(v.type)} to {_type_word(t)} is not supported", e)
+    if v.type == FLOAT and t == INT:  # a float outside int64's range (or NaN): NULL for TRY_CAST, else an error
+        fits = and_(Call(">=", (v.value, Const(-(2.0**63), "float"))), Call("<", (v.value, Const(2.0**63, "float"))))
+        if safe:
+            return Value(out.value, or_(out.null, not_(fits)), INT)
+        overflow_check(env, and_(not_(v.null), not_(fits)), e)
     return out
 
 

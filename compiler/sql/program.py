@@ -212,13 +212,15 @@ class SQLProgram(Program):
         if not outputs:
             raise CompileError("no query or view in the SQL text", None, None, source_name)
         inputs = {table.name: table.plan_types for table in tables.values()}
-        checks = tuple(name for name, _, _ in t.checks)
+        t.finish_checks()
+        checks = tuple(name for name, _ in t.checks)
         try:
             plan = Plan(inputs, tuple(t.steps), tuple(outputs) + checks)
             self.plan = optimize_plan(plan, **planner_options) if optimize else plan
         except PlanError as e:
             raise _unplanned(e, None, source, t.steps) from None
-        self.checks = {name: (message, span) for name, message, span in t.checks}  # binding -> what its rows mean
+        self.checks = dict(t.checks)  # binding -> what its rows (i,) mean: the i-th (message, span)
+        self.round_limits = t.round_limits
         self.outputs = tuple(outputs)
         self.inputs = tuple(inputs)
         self.tables = {table.name: table for table in tables.values()}
@@ -230,9 +232,16 @@ class SQLProgram(Program):
     def explain(self) -> str:
         return explain(self.plan)
 
-    def check_error(self, name: str) -> SQLRuntimeError:
-        """The error a row in check binding `name` means."""
-        message, span = self.checks[name]
+    def check_error(self, name: str, rows) -> SQLRuntimeError:
+        """The error that `rows`, the rows (i,) of check binding `name`, mean: the first one's."""
+        message, span = self.checks[name][min(row[0] for row in rows)]
+        return self._runtime_error(message, span, name)
+
+    def round_limit_error(self, error) -> SQLRuntimeError:
+        message, span = self.round_limits[error.label]
+        return self._runtime_error(message, span, None)
+
+    def _runtime_error(self, message: str, span, name) -> SQLRuntimeError:
         if span is None:
             return SQLRuntimeError(message, name, source_name=self.source.name)
         return SQLRuntimeError(message, name, span.line, span.column, self.source.name, self.source.line_text(span.line))
@@ -414,8 +423,9 @@ class SQLSession(Session):
     def _advance(self, time: int):
         changes = super()._advance(time)
         for name in self.program.checks:
-            if self._built.captures[name].contents(self._time - 1):
-                raise self.program.check_error(name)
+            rows = self._built.captures[name].contents(self._time - 1)
+            if rows:
+                raise self.program.check_error(name, rows)
         return changes
 
     def _make_layout(self, info: SQLRelation) -> Layout:

@@ -17,6 +17,10 @@ inside EXISTS or IN (none is monotone: more rows of the CTE could take
 rows away); MIN and MAX are allowed otherwise. Subqueries that read other
 tables -- correlated or not -- may appear anywhere in a member.
 
+A group whose members take MIN or MAX may have no fixpoint: such a loop that
+has not settled after the recursion limit's number of iterations is an error
+at commit time naming the CTE (the session cannot go on after it).
+
 `base UNION ALL rec` keeps SQL's bag semantics: iteration i adds rec of the
 rows added by iteration i-1. It is translated with a hidden depth column
 (base rows 0, rec adds 1). The recursion limit guards it: rows made by that
@@ -242,10 +246,25 @@ def _define_recursive(t, ctes) -> None:
             parts = [conform(r, shapes[name], span) for r in results[name]]
             node = parts[0].node if len(parts) == 1 else Union(tuple(p.node for p in parts), span=span)
             bindings.append(Binding(bnames[name], Distinct(node, span=span), span=span))
-        t.steps.append(Fixpoint(tuple(bindings)))
+        t.steps.append(Fixpoint(tuple(bindings), round_limit=_round_limit(t, ctes, plans, bnames)))
     for cte, b in zip(ctes, bindings):
         rel = Rel(Ref(b.name, b.body.types), _columns(shapes[cte.alias], _names(t, cte, shapes[cte.alias])))
         t.scopes[-1][cte.alias] = lambda item, r=rel: r
+
+
+def _round_limit(t, ctes, plans, bnames) -> int | None:
+    """The recursion limit, for a group whose members take MIN or MAX: the least fixpoint a
+    monotone body reaches need not exist then (`best` climbing to a bound by MAX, past it
+    back to its start, and up again), and without a limit the loop would never end."""
+    extremes = [cte for cte in ctes if any(b.find(exp.Min, exp.Max) is not None for b in plans[cte.alias][2])]
+    if not extremes:
+        return None
+    name = extremes[0].alias
+    t.round_limits[frozenset(bnames.values())] = (
+        f"recursive CTE '{name}' did not settle within {t.recursion_limit} iterations: MIN and MAX over a recursion need not"
+        f" reach a fixpoint; if it is still converging, raise the limit (deltalog --recursion-limit N,"
+        f" compile_sql(..., recursion_limit=N))", t.span(extremes[0]))
+    return t.recursion_limit
 
 
 def _names(t, cte, shape) -> list:

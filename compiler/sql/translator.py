@@ -13,9 +13,11 @@ for reading order and anything else leaves out).
 
 Checks: some SQL errors depend on the data -- a scalar subquery with two
 rows, a UNION ALL recursion that has not converged by its iteration limit.
-Each becomes a small hidden binding that is non-empty exactly when the error
-occurs, with its message; sessions test them at every commit
-(compiler.sql.program).
+Each is a node and a predicate on its rows: the error occurs when a row
+satisfies it (an integer overflow where the rows evaluate the expression). The
+checks of one node become one small hidden binding (`finish_checks`), empty
+exactly when none fails, whose rows say which does; sessions test them at
+every commit (compiler.sql.program).
 
 Inside the members of recursive CTEs (`defining`), their fixpoint variables
 are not plan steps yet: a check waits until the Fixpoint is a step (it may
@@ -37,7 +39,7 @@ from compiler.sql.errors import UnknownColumnError, UnsupportedSQLError, error_a
 from compiler.sql.relation import Column, Rel
 from compiler.sql.select import select as select_block, unified_shape
 from compiler.sql.topk import TopK
-from compiler.sql.values import PLAN_TYPE
+from compiler.sql.values import PLAN_TYPE, TRUE, if_, or_
 
 
 class Table:
@@ -77,7 +79,9 @@ class Translator:
         self.input_names = {table.name for table in tables.values()}  # the plan's inputs: no binding may take these
         self.steps: list = []
         self.used: set[str] = set()
-        self.checks: list[tuple] = []  # (binding name, message, span of the SQL it is about)
+        self.checks: list[tuple] = []  # (binding name, ((message, span), ...)): a row (i,) of it is error i
+        self.row_checks: dict = {}  # rows -> [(predicate, message, span)] until `finish_checks`
+        self.round_limits: dict = {}  # a limited Fixpoint's binding names -> (message, span of its CTE)
         self.variables: set[str] = set()  # fixpoint variables being defined (see `defining`)
         self.pending_checks: list | None = None  # checks waiting for their Fixpoint (see `defining`)
         self.aggregate_hook = None  # set while translating a recursive member (compiler.sql.recursion)
@@ -139,15 +143,29 @@ class Translator:
         for args in pending:
             self.check(*args)
 
-    def check(self, node, message: str, span=None) -> None:
-        """An error at commit time, located at `span`, whenever `node` has rows."""
+    def check(self, node, message: str, span=None, where=TRUE) -> None:
+        """An error at commit time, located at `span`, whenever a row of `node` satisfies `where`."""
         if self.pending_checks is not None:
-            self.pending_checks.append((node, message, span))
+            self.pending_checks.append((node, message, span, where))
             return
-        flag = Distinct(Project(node, (Const(1, "number"),), span=span), span=span)
-        name = self.fresh("check")
-        self.steps.append(Binding(name, flag, span=span))
-        self.checks.append((name, message, span))
+        checks = self.row_checks.setdefault(node, [])
+        if (where, message, span) not in checks:
+            checks.append((where, message, span))
+
+    def finish_checks(self) -> None:
+        """The checks as plan steps, one binding per node checked: its rows are the indexes of
+        the first check each row of the node fails (the one a commit reports)."""
+        for node, checks in self.row_checks.items():
+            span = checks[0][2]
+            which = Const(len(checks) - 1, "number")
+            for i in range(len(checks) - 2, -1, -1):
+                which = if_(checks[i][0], Const(i, "number"), which)
+            failing = or_(*(where for where, _, _ in checks))
+            rows = node if failing == TRUE else Filter(node, failing, span=span)
+            name = self.fresh("check")
+            self.steps.append(Binding(name, Distinct(Project(rows, (which,), span=span), span=span), span=span))
+            self.checks.append((name, tuple((message, at) for _, message, at in checks)))
+        self.row_checks = {}
 
     def check_at_most_one_row(self, node, e, by=()) -> None:
         """An error at commit whenever `node` has more than one row (per value of the `by` columns)."""

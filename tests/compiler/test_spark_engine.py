@@ -261,3 +261,22 @@ def test_min_recursion_that_is_not_monotone_runs_naive(spark, monkeypatch):
     assert [loop.method for loop in forced.loops] == ["semi-naive"] * len(NOT_MONOTONE)
     wrong = [n for n, df in forced.outputs.items() if sorted(tuple(r) for r in df.collect()) != expected[n]]
     assert wrong == ["seen1"]
+
+
+@pytest.mark.parametrize("bound", [5, 50])
+def test_a_sql_max_recursion_stops_at_its_recursion_limit_as_in_process(spark, bound):
+    """MAX climbing to a bound falls back to its start past it: no fixpoint, and both engines
+    stop at the recursion limit with the error the session gives; one that is still climbing
+    at the limit stops too."""
+    from compiler.sql import SQLRuntimeError, compile_sql
+    from runtime.worker import RoundLimitError
+
+    q = (f"with recursive r(k, v) as (select 1, 0 union select k, max(v + 1) from r where v < {bound} group by k)"
+         " select k, v from r")
+    program = compile_sql(q, {}, recursion_limit=30)
+    with pytest.raises(SQLRuntimeError) as in_process:
+        program.session().commit()
+    with pytest.raises(RoundLimitError) as on_spark:
+        run_plan(program.plan, spark, {})
+    assert str(program.round_limit_error(on_spark.value)) == str(in_process.value)
+    assert "recursive CTE 'r' did not settle within 30 iterations" in str(in_process.value)

@@ -162,3 +162,26 @@ def test_joins_read_a_variable_that_starts_empty_only_when_its_result_is_a_disti
         iterate([("int", "int")], lambda p: [p.join(edges).select([2, 1]).concat(edges)], scope=df.root_scope)
     with pytest.raises(DataflowError, match="scope"):
         iterate([("int", "int")], lambda p: [p.join(edges).select([2, 1]).concat(edges).distinct()])
+
+
+@pytest.mark.parametrize("bound", [7, 8, 9])
+def test_a_loop_with_a_round_limit_stops_at_the_round_past_it(bound):
+    """A counter from 1 reaches n in round n - 2 (the variable starts holding its source):
+    within a limit of 6 rounds it reaches 8, and to go on to 9 the step raises RoundLimitError
+    naming the loop."""
+    from runtime import RoundLimitError, iterate
+
+    df = Dataflow()
+    handle, start = df.new_input("start", 1)
+    (counted,) = iterate([start], lambda n: [n.map_columns(lambda d: d + 1).filter_columns(lambda d: d[0] <= bound)
+                                             .concat(start.enter(n.scope)).distinct()], round_limit=6, label="counter")
+    captured = counted.capture()
+    handle.insert([(1,)])
+    handle.advance_to(1)
+    if bound > 8:
+        with pytest.raises(RoundLimitError) as info:
+            df.step()
+        assert (info.value.label, info.value.limit) == ("counter", 6)
+        return
+    df.step()
+    assert captured.contents() == {(n,): 1 for n in range(1, bound + 1)}

@@ -103,6 +103,43 @@ def test_union_all_over_a_cycle_is_an_error_then_recovers():
     assert sorted(session.read("result")) == [(1, 2), (1, 3), (2, 3)]
 
 
+SHORTEST = """with recursive d(n, w) as (
+    select n, min(w) from (select 0 as n, 0 as w union all select e.dst, d.w + 1 from d join edge e on d.n = e.src) s group by n
+) select n, w from d"""
+
+
+def test_min_recursion_within_the_limit_finishes_and_past_it_is_an_error_at_the_cte():
+    """Shortest distances along a chain 0 -> 1 -> ... -> 29 need 30 iterations: under a limit of
+    40 they are right, and under 20 the commit is an error naming the CTE, after which the
+    session (stopped mid-step) refuses to go on."""
+    chain = [(i, i + 1) for i in range(29)]
+    session = compile_sql(SHORTEST, SCHEMA, recursion_limit=40).session()
+    session.insert("edge", chain)
+    session.commit()
+    assert sorted(session.read("result")) == [(n, n) for n in range(30)]
+    session = compile_sql(SHORTEST, SCHEMA, recursion_limit=20, source_name="d.sql").session()
+    session.insert("edge", chain)
+    with pytest.raises(SQLRuntimeError) as info:
+        session.commit()
+    err = info.value
+    assert (err.line, err.column) == (1, 16)
+    assert err.message.startswith("recursive CTE 'd' did not settle within 20 iterations: MIN and MAX over a recursion")
+    with pytest.raises(compiler.SessionError, match="stopped at an error and cannot go on: d.sql:1:16"):
+        session.commit()
+    with pytest.raises(compiler.SessionError, match="stopped at an error"):
+        session.read("result")
+
+
+def test_max_recursion_that_never_settles_is_an_error_instead_of_a_hang():
+    """MAX climbing to a bound, past it back to the start, and up again: no fixpoint (DuckDB's
+    iteration on the newest rows only would stop; deltalog's least-fixpoint meaning has none)."""
+    q = ("with recursive r(k, v) as (select 1, 0 union select k, max(v + 1) from r where v < 5 group by k)"
+         " select k, v from r")
+    session = compile_sql(q, SCHEMA).session()
+    with pytest.raises(SQLRuntimeError, match="recursive CTE 'r' did not settle within 10000 iterations"):
+        session.commit()
+
+
 def test_scalar_subquery_with_two_rows_is_an_error():
     session = compile_sql("select a, (select b from s) as x from t", SCHEMA).session()
     session.insert("t", [(1, 2, "x", 1.0)])
