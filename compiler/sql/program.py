@@ -183,7 +183,8 @@ class SQLProgram(Program):
             _check_tables(query, tables, t.views, source)
             _check_asof_using(query, source)
             try:
-                qualified = qualify(query, schema=qualify_schema, dialect=dialect, quote_identifiers=False, identify=False)
+                schema = {**_own_columns(query, qualify_schema), **qualify_schema}
+                qualified = qualify(query, schema=schema, dialect=dialect, quote_identifiers=False, identify=False)
             except OptimizeError as e:
                 raise _optimize_error(e, source, query, qualify_schema) from None
             # Rows keep the ORDER BY keys the select list lacks as plan columns no SQL column
@@ -277,6 +278,29 @@ def _check_tables(query, tables, views, source) -> None:
         if name and name not in tables and name not in views and name not in ctes and not isinstance(table.this, exp.Func):
             known = ", ".join(sorted(t.name for t in tables.values())) or "none"
             raise error_at(UnknownRelationError, f"unknown table '{table.name}' (the schema's tables: {known})", table, source)
+
+
+def _own_columns(query, schema: dict) -> dict:
+    """{name: columns} of the recursive CTEs whose definition is not a UNION, as a schema:
+    sqlglot finds a recursive CTE's columns, where its definition reads it, only in the first
+    branch of a UNION (`SELECT k, MIN(d) FROM (... UNION ALL ... FROM r) GROUP BY k` reads
+    r's columns inside a derived table). Their types are not needed to qualify names."""
+    found = {}
+    for with_ in query.find_all(exp.With):
+        if not with_.args.get("recursive"):
+            continue
+        for cte in with_.expressions:
+            body, alias = cte.this, cte.args.get("alias")
+            if cte.alias in schema or isinstance(body, exp.SetOperation):
+                continue
+            if alias is not None and alias.columns:
+                names = [c.name for c in alias.columns]
+            elif isinstance(body, exp.Select) and not body.is_star:
+                names = [e.alias_or_name for e in body.expressions]
+            else:
+                continue
+            found[cte.alias] = dict.fromkeys(names, "UNKNOWN")
+    return found
 
 
 def _check_asof_using(query, source) -> None:

@@ -130,6 +130,24 @@ def test_min_recursion_within_the_limit_finishes_and_past_it_is_an_error_at_the_
         session.read("result")
 
 
+def test_a_recursion_that_is_not_a_union_reads_its_own_columns_unqualified():
+    """Inside a derived table of its own definition, the CTE's columns need no qualifier
+    (sqlglot sees a recursive CTE's columns only in a UNION's first branch), with or without
+    a column list, and mean what the qualified ones do."""
+    qualified = SHORTEST
+    unqualified = SHORTEST.replace("e.dst, d.w + 1 from d join edge e on d.n = e.src", "dst, w + 1 from d join edge on n = src")
+    bare = unqualified.replace("d(n, w) as (\n    select n, min(w)", "d as (\n    select n, min(w) as w")
+    assert unqualified != qualified and bare != unqualified
+    chain = [(i, i + 1) for i in range(5)] + [(0, 3)]
+    answers = []
+    for q in (qualified, unqualified, bare):
+        session = compile_sql(q, SCHEMA).session()
+        session.insert("edge", chain)
+        session.commit()
+        answers.append(sorted(session.read("result")))
+    assert answers == [[(0, 0), (1, 1), (2, 2), (3, 1), (4, 2), (5, 3)]] * 3
+
+
 def test_max_recursion_that_never_settles_is_an_error_instead_of_a_hang():
     """MAX climbing to a bound, past it back to the start, and up again: no fixpoint (DuckDB's
     iteration on the newest rows only would stop; deltalog's least-fixpoint meaning has none)."""
