@@ -194,7 +194,7 @@ class SQLProgram(Program):
             except PlanError as e:
                 raise _unplanned(e, stmt, source) from None
             rel = rel.compact(t.span(qualified))
-            names = [c.name or f"col{i}" for i, c in enumerate(rel.columns[:visible])]
+            names = _distinct_names([c.name or f"col{i}" for i, c in enumerate(rel.columns[:visible])])
             if renamed is not None:
                 if len(renamed) != visible:
                     raise error_at(UnsupportedSQLError, f"view '{name}' names {len(renamed)} column{'' if len(renamed) == 1 else 's'},"
@@ -278,6 +278,21 @@ def _check_tables(query, tables, views, source) -> None:
         if name and name not in tables and name not in views and name not in ctes and not isinstance(table.this, exp.Func):
             known = ", ".join(sorted(t.name for t in tables.values())) or "none"
             raise error_at(UnknownRelationError, f"unknown table '{table.name}' (the schema's tables: {known})", table, source)
+
+
+def _distinct_names(names: list) -> list:
+    """The names with each repeat suffixed _1, _2, ... (the first free), as DuckDB names the
+    columns of a table or view made from `SELECT *` over a join: outputs are written to
+    Parquet and CSV, and read as DataFrames, by their names."""
+    used, out = set(), []
+    for name in names:
+        unique, i = name, 0
+        while unique in used:
+            i += 1
+            unique = f"{name}_{i}"
+        used.add(unique)
+        out.append(unique)
+    return out
 
 
 def _own_columns(query, schema: dict) -> dict:

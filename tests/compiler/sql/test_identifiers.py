@@ -105,3 +105,19 @@ def test_parquet_table_and_column_names_ignore_case_in_the_cli(tmp_path, capsys)
     out, err = capsys.readouterr()
     assert (code, err) == (0, "")
     assert out.splitlines()[0] == "result (2 rows)" and out.split()[-4:] == ["bob", "30", "cy", "20"]
+
+
+@pytest.mark.parametrize("query", [
+    "select * from edge a join edge b on a.dst = b.src",
+    "select 1 as a, 2 as a, 3 as a_1, 4 as a",
+    "select t.a, s.a, t.b, s.b, t.a from t join s on t.a = s.a",
+])
+def test_repeated_output_names_are_suffixed_as_duckdb_names_a_table_made_from_them(query):
+    """Outputs are written and read by their column names: a repeated name takes the first
+    free suffix _1, _2, ... as DuckDB's CREATE TABLE ... AS does (never two columns of one name)."""
+    con = Tables(1).duck
+    con.execute(f"CREATE TABLE made AS {query}")
+    expected = [row[0] for row in con.execute("DESCRIBE made").fetchall()]
+    assert len(set(expected)) == len(expected)
+    program = compile_sql(query, SCHEMA)
+    assert list(program.relations["result"].attribute_names) == expected
