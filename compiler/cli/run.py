@@ -31,8 +31,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+import warnings
 
 from compiler.cli import souffle_output
+from compiler.errors import CompileWarning
 from compiler.cli.common import UsageError, UserError, load_program, parse_assignments, print_sizes, shown_outputs, spark_provider
 from compiler.cli.inputs import Loader, dir_candidates, dir_inputs, facts_inputs, input_relation, precheck, pushdown
 from compiler.cli.progress import Stages
@@ -140,6 +142,7 @@ def require_inputs(args, program, changes) -> None:
     inputs = initial_inputs(args, program)
     precheck(program, inputs, changes)  # a table given but unreadable is the first thing to say
     given = {rel for rel, _ in inputs} | {rel for rel, _ in changes}
+    _warn_unfed(program, given)
     missing = [rel for rel in getattr(program, "required_inputs", ()) if rel not in given]
     if not missing:
         return
@@ -150,6 +153,21 @@ def require_inputs(args, program, changes) -> None:
     others = f" (nor have {_quoted(missing[1:])})" if missing[1:] else ""
     raise UserError(f"input '{rel}' has no table: {_looked_for(args, program, rel)}{others};"
                     f" give --input {rel}=PATH, or --allow-missing to take it as empty")
+
+
+def _warn_unfed(program, given) -> None:
+    """A CompileWarning at the declaration of each Datalog relation that nothing fills -- no
+    rule, fact, `.input` or table -- as Soufflé warns: with -F (--facts-dir), a relation that
+    lacks its `.input` is not read, and would be quietly empty."""
+    checked = getattr(program, "checked", None)
+    if checked is None:  # SQL: its tables are all given (the schema is read from them)
+        return
+    with_facts = {fact.relation for fact in checked.facts}
+    for rel in program.inputs:
+        if rel not in given and rel not in program.required_inputs and rel not in with_facts:
+            line = program.relations[rel].span.line
+            warnings.warn_explicit(f"relation '{rel}' has no rules, facts, .input or table: it is empty",
+                                   CompileWarning, checked.source.name if checked.source else "<string>", line)
 
 
 def _quoted(names) -> str:

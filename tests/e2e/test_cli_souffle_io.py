@@ -115,17 +115,31 @@ def test_allow_missing_takes_the_inputs_without_a_table_as_empty_and_says_which(
 
 
 def test_only_input_relations_need_a_table(tmp_path, capsys):
+    """A relation nothing fills (no rule, fact, .input or table) is empty, with a warning at its
+    declaration, as Soufflé's "No rules/facts defined for relation"; `seen` has a fact."""
+    import warnings
+
+    from compiler.errors import CompileWarning
+
     program = write(tmp_path / "p.dl", ".decl extra(x: number)\nseen(1).\nr(x) :- seen(x).\nr(x) :- extra(x).\n.output r\n")
-    code, out, err = deltalog(capsys, "run", program, "-F", tmp_path)  # neither extra nor seen is an .input
+    unfed = [(str(program), 1, "relation 'extra' has no rules, facts, .input or table: it is empty")]
+    with pytest.warns(CompileWarning) as caught:
+        code, out, err = deltalog(capsys, "run", program, "-F", tmp_path)  # neither extra nor seen is an .input
     assert (code, err) == (0, "") and out.splitlines()[0].startswith("r (1 row")
+    assert [(w.filename, w.lineno, str(w.message)) for w in caught] == unfed
     # As Soufflé's -F: files of relations without .input are not read (Soufflé's input_output test)...
     write(tmp_path / "extra.facts", "7\n")
     write(tmp_path / "seen.facts", "3\n")
-    code, out, _ = deltalog(capsys, "run", program, "-F", tmp_path)
+    with pytest.warns(CompileWarning) as caught:
+        code, out, _ = deltalog(capsys, "run", program, "-F", tmp_path)
     assert code == 0 and [line.strip() for line in out.splitlines()[-1:]] == ["1"]
-    # ... but such a relation still takes rows when a table is named for it.
-    code, out, _ = deltalog(capsys, "run", program, "-F", tmp_path, "--input", f"extra={tmp_path / 'extra.facts'}")
+    assert [(w.filename, w.lineno, str(w.message)) for w in caught] == unfed
+    # ... but such a relation still takes rows when a table is named for it (and is not warned about).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, out, _ = deltalog(capsys, "run", program, "-F", tmp_path, "--input", f"extra={tmp_path / 'extra.facts'}")
     assert code == 0 and [line.strip() for line in out.splitlines()[-2:]] == ["1", "7"]
+    assert caught == []
 
 
 def test_a_missing_input_is_exit_1_with_one_line_in_a_subprocess(tmp_path):
