@@ -293,7 +293,11 @@ def compare(env: Env, op: str, a: Value, b: Value, node) -> Value:
     if op not in ("=", "!=") and a.type not in (INT, FLOAT, TEXT):
         raise env.t.error(UnsupportedSQLError, f"ordering comparison ({op}) of boolean values is not supported", node)
     known = not_(or_(a.null, b.null))
-    test = Call(op, (a.value, b.value))
+    if a.type == BOOL:  # a bool Value's `value` is a condition: equal when both hold or neither
+        test = or_(and_(a.value, b.value), and_(not_(a.value), not_(b.value)))
+        test = test if op == "=" else not_(test)
+    else:
+        test = Call(op, (a.value, b.value))
     return boolean(and_(known, test), and_(known, not_(test)))
 
 
@@ -488,6 +492,9 @@ def _length(env: Env, e) -> Value:
     return Value(Call("strlen", (s.value,)), s.null, INT)
 
 
+_FAR, _FAR_BACK = Const(2**40, "number"), Const(-(2**40), "number")
+
+
 def _substring(env: Env, e) -> Value:
     s = _text(env, e.this)
     start = translate(env, e.args["start"]) if e.args.get("start") is not None else constant(1)
@@ -496,13 +503,19 @@ def _substring(env: Env, e) -> Value:
         if v is not None and v.type != INT and v.null != TRUE:
             raise env.t.error(TypeMismatchError, f"{_show(n)} is {_type_word(v.type)}, not an integer", n)
     one, zero = Const(1, "number"), Const(0, "number")
-    begin = Call("max", (Call("-", (start.value, one)), zero))  # 0-based first character
+    # As DuckDB's: a negative start counts from the end (-1 is the last character), and a
+    # negative length takes the characters before the start. Both are clamped far past any
+    # string's length first, so that adding them cannot wrap around.
+    start, length = (None if v is None else Value(Call("max", (Call("min", (v.value, _FAR)), _FAR_BACK)), v.null, INT) for v in (start, length))
+    first = if_(Call("<", (start.value, zero)), Call("+", (Call("strlen", (s.value,)), Call("+", (start.value, one)))), start.value)
     if length is None:
-        end = Call("strlen", (s.value,))
+        low, end = first, Call("strlen", (s.value,))
         null = or_(s.null, start.null)
     else:
-        end = Call("+", (Call("-", (start.value, one)), length.value))
+        past = Call("+", (first, length.value))  # 1-based, the first character not taken
+        low, end = Call("min", (first, past)), Call("-", (Call("max", (first, past)), one))
         null = or_(s.null, start.null, length.null)
+    begin = Call("max", (Call("-", (low, one)), zero))  # 0-based first character
     count = Call("max", (Call("-", (end, begin)), zero))
     return Value(Call("substr", (s.value, begin, count)), null, TEXT)
 

@@ -30,6 +30,7 @@ import logging
 import re
 from contextlib import contextmanager
 
+import numpy as np
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, ParseError as SqlglotParseError
@@ -47,6 +48,9 @@ from compiler.sql.relation import Rel
 from compiler.sql.translator import Table, Translator, plan_order
 from compiler.results import Column, Layout
 from compiler.sql.values import BOOL, FLOAT, INT, PLAN_TYPE, TEXT, sql_type
+from runtime.symbols import encode_floats
+
+NEGATIVE_ZERO = int(encode_floats(np.array([-0.0]))[0])  # the code of -0.0 (0.0's is 0)
 
 
 # The guard of UNION ALL recursion (compiler.sql.recursion): rows made by this many
@@ -458,6 +462,17 @@ class SQLSession(Session):
         info, table = self.program.relations[relation], self.program.tables[relation]
         encoded = [_encode_row(row, info, table) for row in row_list(rows, relation)]
         return self._built.dataflow.codec.encode_rows(encoded, runtime_types(table.plan_types))
+
+    def _submit(self, relation: str, handle, data: np.ndarray, diff, time) -> None:
+        """As Session's, with -0.0 made 0.0 in the float columns: SQL's floats are equal when
+        their values are (DISTINCT, GROUP BY, joins), and rows are equal by their codes."""
+        table = self.program.tables[relation]
+        floats = [v for (v, _), (_, ty, _) in zip(table.layout, table.columns) if ty == FLOAT]
+        negative_zero = data[floats] == NEGATIVE_ZERO
+        if negative_zero.any():
+            data = data.copy()
+            data[floats] = np.where(negative_zero, 0, data[floats])
+        super()._submit(relation, handle, data, diff, time)
 
     def _advance(self, time: int):
         changes = super()._advance(time)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from compiler.plan import Distinct, Filter, Join, Node, Project
 from compiler.plan.expr import TRUE
-from compiler.sql.values import FALSE, Value, cast_value, null_flag, stored
+from compiler.sql.values import FALSE, ONE, ZERO, Value, cast_value, null_flag, stored
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,13 @@ def project(rel: Rel, items, span=None, nullable=None) -> Rel:
     return Rel(node, tuple(columns))
 
 
+def always_null(rel: Rel, i: int) -> bool:
+    """Whether column i of rel is NULL in every row, as a NULL literal is (`SELECT NULL`,
+    `VALUES (NULL)`): its type is any other column's beside it in a set operation."""
+    c = rel.columns[i]
+    return c.null is not None and isinstance(rel.node, Project) and rel.node.exprs[c.null] == ONE
+
+
 def shape(rel: Rel) -> list[tuple[str, bool]]:
     """(SQL type, nullable) of each column."""
     return [(c.type, c.null is not None) for c in rel.columns]
@@ -109,5 +116,7 @@ def conform(rel: Rel, wanted, span=None) -> Rel:
     items = []
     for i, (c, (t, _)) in enumerate(zip(rel.columns, wanted)):
         v = rel.value(i)
-        items.append((c.table, c.name, v if v.type == t else cast_value(v, t)))
+        if v.type != t:
+            v = Value(ZERO[t], TRUE, t) if always_null(rel, i) else cast_value(v, t)
+        items.append((c.table, c.name, v))
     return project(rel, items, span, [n for _, n in wanted])

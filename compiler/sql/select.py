@@ -35,7 +35,7 @@ from compiler.sql.aggregate import find_aggregates, group
 from compiler.errors import ParseError
 from compiler.sql.errors import UnsupportedSQLError
 from compiler.sql.expressions import Env, condition, translate
-from compiler.sql.relation import Rel, conform, project
+from compiler.sql.relation import Rel, always_null, conform, project
 from compiler.sql.values import TRUE, ZERO, Value
 
 
@@ -151,8 +151,9 @@ def unified_shape(t, rels: list[Rel], node) -> list[tuple[str, bool]]:
     result = []
     for j in range(width):
         cols = [r.columns[j] for r in rels]
-        ty = cols[0].type
-        for c in cols[1:]:
+        typed = [c for r, c in zip(rels, cols) if not always_null(r, j)] or cols  # a NULL literal takes the others' type
+        ty = typed[0].type
+        for c in typed[1:]:
             common = common_type(ty, c.type)
             if common is None:
                 raise t.error(TypeMismatchError, f"column {j + 1} is {ty} on one side and {c.type} on another", node)

@@ -109,12 +109,15 @@ class Value:
         return and_(not_(self.value), not_(self.null))
 
     def canonical(self) -> Expr:
-        """The value, with the type's zero where it is NULL (what a relation stores)."""
+        """The value, with the type's zero where it is NULL (what a relation stores), and a
+        float's -0.0 as 0.0 (x + 0.0): SQL compares floats by value, relations rows by code."""
         if self.stored_value is not None:
             return self.stored_value
         value = self.value
         if self.type == BOOL:
             value = if_(self.true, ONE, ZERO[INT])
+        elif self.type == FLOAT:
+            value = Const(value.value + 0.0, "float") if isinstance(value, Const) else Call("+", (value, ZERO[FLOAT]))
         return if_(self.null, ZERO[INT] if self.type == BOOL else ZERO[self.type], value)
 
 

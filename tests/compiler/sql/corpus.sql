@@ -42,6 +42,9 @@ select cast(a as varchar) as x from t;
 select lower(c), upper(c), length(c) from t;
 select substring(c, 2, 3) as x, c from t;
 select substring(c, 1, 1) as x from t;
+select c, substring(c, -2, 2), substring(c, -1), substring(c, 3, -2) from t;
+select a, b from t where (a > 1) = (b < 3);
+select a, (a > 2) <> (d > 0) from t;
 select c || '!' as x from t;
 select concat(c, '-', cast(a as varchar)) as x from t;
 select greatest(a, b) as g, least(a, b) as l from t;
@@ -51,6 +54,8 @@ select a from t where c = 'apple' or c is null;
 select a, b from t where (a + b) * 2 > 5;
 
 -- DISTINCT, duplicates
+select distinct d * 0 from t;
+select -d * 0, count(*) from t group by -d * 0;
 select distinct a from t;
 select distinct a, b from t;
 select distinct c from t where a > 1;
@@ -126,6 +131,8 @@ select a from t except select a from s;
 select a, b from t except select a, b from s;
 select c from t union select e from s;
 select a, d from t union all select a, b from s;
+select c from t union all select null;
+select null, c from t union select a, null from s;
 
 -- WITH
 with big as (select a, b from t where a > 1) select big.a, s.e from big join s on big.a = s.a;
