@@ -7,8 +7,8 @@ a qualified sqlglot expression into a Value (compiler.sql.values), following
 SQL's rules: an operator on a NULL is NULL, comparisons and logic are
 three-valued, integers are promoted to floats beside floats, texts order
 by code point (UTF-8 bytes, DuckDB's default collation; compiler.plan.ops), `/` divides as
-floats (`//` as integers, truncating), an integer division or remainder by
-zero is NULL. Integer arithmetic whose result does not fit in 64 bits is an
+floats (`//` as integers, truncating). An integer division or remainder by
+zero, and integer arithmetic whose result does not fit in 64 bits, is an
 error at commit time (a check: compiler.sql.translator), as in DuckDB, on the
 rows where it is evaluated: a CASE branch on the rows that take it, the right
 side of AND / OR where the left does not decide. Anything outside the
@@ -93,7 +93,7 @@ def _describe(e) -> str:
 
 def _show(e) -> str:
     try:
-        text = e.sql()
+        text = e.sql(dialect="duckdb")  # the default renders `a // b` as a CAST of `a / b`
     except Exception:  # noqa: BLE001 - only for messages
         text = type(e).__name__
     return text if len(text) <= 40 else text[:37] + "..."
@@ -186,10 +186,15 @@ def wrapped_around(result, in_floats):
 def overflow_check(env: Env, wrong, e) -> None:
     """An error at commit time wherever a row of env.rel evaluates `e` and `wrong` holds:
     the integer result does not fit in 64 bits."""
+    runtime_check(env, wrong, e, f"integer overflow: {_show(e)} does not fit in a 64-bit integer")
+
+
+def runtime_check(env: Env, wrong, e, message: str) -> None:
+    """An error at commit time, at `e`, wherever a row of env.rel evaluates `e` and `wrong` holds."""
     if wrong == FALSE:
         return
     node, where = _narrowest(env.rel.node, and_(env.evaluated, wrong))
-    env.t.check(node, f"integer overflow: {_show(e)} does not fit in a 64-bit integer", env.t.span(e), where)
+    env.t.check(node, message, env.t.span(e), where)
 
 
 def _narrowest(node, predicate):
@@ -225,12 +230,12 @@ def _div(env: Env, e) -> Value:
     _number(b, env, e.expression)
     if isinstance(e, exp.IntDiv) or (e.args.get("typed") and a.type == INT and b.type == INT):
         a, b = _unify(env, [a, b], [e.this, e.expression])
-        zero = Call("=", (b.value, ZERO[a.type]))
-        if a.type == INT:  # the one quotient that does not fit
-            minus_one = Const(-1, "number")
+        if a.type == INT:
+            _division_by_zero_check(env, a, b, e)
+            minus_one = Const(-1, "number")  # the one quotient that does not fit
             wrapped = and_(Call("=", (a.value, INT64_MIN)), Call("=", (b.value, minus_one)))
             overflow_check(env, and_(not_(or_(a.null, b.null)), wrapped), e)
-        return Value(Call("/", (a.value, b.value)), or_(a.null, b.null, zero), a.type)
+        return Value(Call("/", (a.value, b.value)), or_(a.null, b.null), a.type)
     a, b = cast_value(a, FLOAT), cast_value(b, FLOAT)
     return Value(Call("/", (a.value, b.value)), or_(a.null, b.null), FLOAT)
 
@@ -240,8 +245,16 @@ def _mod(env: Env, e) -> Value:
     _number(a, env, e.this)
     _number(b, env, e.expression)
     a, b = _unify(env, [a, b], [e.this, e.expression])
-    zero = Call("=", (b.value, ZERO[a.type])) if a.type == INT else FALSE
-    return Value(Call("%", (a.value, b.value)), or_(a.null, b.null, zero), a.type)
+    if a.type == INT:
+        _division_by_zero_check(env, a, b, e)
+    return Value(Call("%", (a.value, b.value)), or_(a.null, b.null), a.type)
+
+
+def _division_by_zero_check(env: Env, a: Value, b: Value, e) -> None:
+    """An integer division or remainder by zero is an error where it is evaluated, as in
+    DuckDB and PostgreSQL (a float's is inf or NaN)."""
+    zero = and_(not_(or_(a.null, b.null)), Call("=", (b.value, ZERO[INT])))
+    runtime_check(env, zero, e, f"division by zero in {_show(e)}")
 
 
 def _neg(env: Env, e) -> Value:
@@ -276,6 +289,8 @@ def _extreme(env: Env, e) -> Value:
     for v in values[1:]:
         if v.type == TEXT:  # no min/max op on symbols: pick by the string order
             both = if_(Call(">" if greatest else "<", (result.value, v.value)), result.value, v.value)
+        elif v.type == FLOAT:  # NaN is the greatest float (`float_test`)
+            both = if_(float_test(">" if greatest else "<", result.value, v.value), result.value, v.value)
         else:
             both = Call("max" if greatest else "min", (result.value, v.value))
         value = if_(result.null, v.value, if_(v.null, result.value, both))
@@ -296,9 +311,26 @@ def compare(env: Env, op: str, a: Value, b: Value, node) -> Value:
     if a.type == BOOL:  # a bool Value's `value` is a condition: equal when both hold or neither
         test = or_(and_(a.value, b.value), and_(not_(a.value), not_(b.value)))
         test = test if op == "=" else not_(test)
+    elif a.type == FLOAT:
+        test = float_test(op, a.value, b.value)
     else:
         test = Call(op, (a.value, b.value))
     return boolean(and_(known, test), and_(known, not_(test)))
+
+
+def float_test(op: str, a, b):
+    """op on floats in DuckDB's order (a total one, as rows are sorted and joined by their
+    codes): NaN equals NaN and is above every other float."""
+    nan_a, nan_b = Call("!=", (a, a)), Call("!=", (b, b))
+    both_nan = and_(nan_a, nan_b)
+    return {
+        "=": lambda: or_(Call("=", (a, b)), both_nan),
+        "!=": lambda: not_(or_(Call("=", (a, b)), both_nan)),
+        "<": lambda: or_(Call("<", (a, b)), and_(not_(nan_a), nan_b)),
+        "<=": lambda: or_(Call("<=", (a, b)), nan_b),
+        ">": lambda: or_(Call(">", (a, b)), and_(nan_a, not_(nan_b))),
+        ">=": lambda: or_(Call(">=", (a, b)), nan_a),
+    }[op]()
 
 
 def _comparison(env: Env, e) -> Value:

@@ -48,9 +48,10 @@ from compiler.sql.relation import Rel
 from compiler.sql.translator import Table, Translator, plan_order
 from compiler.results import Column, Layout
 from compiler.sql.values import BOOL, FLOAT, INT, PLAN_TYPE, TEXT, sql_type
-from runtime.symbols import encode_floats
+from runtime.symbols import decode_floats, encode_floats
 
 NEGATIVE_ZERO = int(encode_floats(np.array([-0.0]))[0])  # the code of -0.0 (0.0's is 0)
+NAN_CODE = int(encode_floats(np.array([float("nan")]))[0])  # the code of the NaN relations store
 
 
 # The guard of UNION ALL recursion (compiler.sql.recursion): rows made by this many
@@ -464,14 +465,17 @@ class SQLSession(Session):
         return self._built.dataflow.codec.encode_rows(encoded, runtime_types(table.plan_types))
 
     def _submit(self, relation: str, handle, data: np.ndarray, diff, time) -> None:
-        """As Session's, with -0.0 made 0.0 in the float columns: SQL's floats are equal when
-        their values are (DISTINCT, GROUP BY, joins), and rows are equal by their codes."""
+        """As Session's, with -0.0 made 0.0 and every NaN one NaN in the float columns: SQL's
+        floats are equal when their values are (DISTINCT, GROUP BY, joins), and rows are equal
+        by their codes (compiler.sql.values.Value.canonical)."""
         table = self.program.tables[relation]
         floats = [v for (v, _), (_, ty, _) in zip(table.layout, table.columns) if ty == FLOAT]
-        negative_zero = data[floats] == NEGATIVE_ZERO
-        if negative_zero.any():
+        codes = data[floats]
+        nan = np.isnan(decode_floats(codes)) & (codes != NAN_CODE)
+        negative_zero = codes == NEGATIVE_ZERO
+        if nan.any() or negative_zero.any():
             data = data.copy()
-            data[floats] = np.where(negative_zero, 0, data[floats])
+            data[floats] = np.where(negative_zero, 0, np.where(nan, NAN_CODE, codes))
         super()._submit(relation, handle, data, diff, time)
 
     def _advance(self, time: int):

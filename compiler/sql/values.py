@@ -31,6 +31,7 @@ PLAN_TYPE = {INT: "number", FLOAT: "float", TEXT: "symbol", BOOL: "number"}
 FALSE = Const(False, "bool")
 ONE = Const(1, "number")
 ZERO = {INT: Const(0, "number"), FLOAT: Const(0.0, "float"), TEXT: Const("", "symbol"), BOOL: FALSE}
+NAN = Const(float("nan"), "float")  # the one NaN relations store (one object: plans compare equal)
 
 # Type names accepted in a schema and in CAST, by their first word.
 TYPE_NAMES = {
@@ -110,14 +111,17 @@ class Value:
 
     def canonical(self) -> Expr:
         """The value, with the type's zero where it is NULL (what a relation stores), and a
-        float's -0.0 as 0.0 (x + 0.0): SQL compares floats by value, relations rows by code."""
+        float's -0.0 as 0.0 (x + 0.0) and every NaN as one: SQL compares floats by value,
+        relations compare rows by their codes."""
         if self.stored_value is not None:
             return self.stored_value
         value = self.value
         if self.type == BOOL:
             value = if_(self.true, ONE, ZERO[INT])
+        elif self.type == FLOAT and isinstance(value, Const):
+            value = NAN if value.value != value.value else Const(value.value + 0.0, "float")
         elif self.type == FLOAT:
-            value = Const(value.value + 0.0, "float") if isinstance(value, Const) else Call("+", (value, ZERO[FLOAT]))
+            value = if_(Call("!=", (value, value)), NAN, Call("+", (value, ZERO[FLOAT])))
         return if_(self.null, ZERO[INT] if self.type == BOOL else ZERO[self.type], value)
 
 

@@ -90,12 +90,15 @@ def test_unknown_schema_type():
 
 
 def test_using_columns_are_listed_once_by_star_as_in_duckdb():
+    """The names of DuckDB's table made from the query: USING columns once, and a name that
+    both sides have otherwise (b) suffixed the second time."""
     import duckdb
 
     duck = duckdb.connect()
     for name, cols in SCHEMA.items():
         duck.execute(f"create table {name} ({', '.join(f'{c} {t}' for c, t in cols.items())})")
-    for sql in ("select * from t full join s using (a)", "select * from t natural join s", "select * from s join t using (b, a)"):
+    for i, sql in enumerate(("select * from t full join s using (a)", "select * from t natural join s", "select * from s join t using (b, a)")):
         program = compile_sql(sql, SCHEMA, dialect="duckdb")
-        want = [d[0] for d in duck.execute(sql).description]
+        duck.execute(f"create table made{i} as {sql}")
+        want = [row[0] for row in duck.execute(f"describe made{i}").fetchall()]
         assert list(program.relations["result"].attribute_names) == want, sql

@@ -1,7 +1,8 @@
 """SQL's floats compare by value: -0.0 equals 0.0 wherever rows are compared (DISTINCT,
 GROUP BY, joins, IN, EXCEPT), as in DuckDB, whether the -0.0 comes from a table or is
 computed. deltalog stores it as 0.0 (rows are compared by their codes), so that is what
-it reads back."""
+it reads back. NaN is DuckDB's too: equal to NaN, above every other float, in filters
+as in joins, sorting and aggregates."""
 
 from __future__ import annotations
 
@@ -42,3 +43,34 @@ def test_negative_zero_equals_zero_as_in_duckdb(query):
     session.commit()
     con.execute("delete from t where k = 1")
     assert sorted(session.read("result")) == sorted(con.execute(query).fetchall())
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("query", [
+    "select k from t where d = d",
+    "select k from t where d > 0",
+    "select k from t where d <> 1.0",
+    "select k from t where d between 0 and 2",
+    "select t.k, u.d from t join u on t.d = u.d",
+    "select k, greatest(d, 0), least(d, 0) from t",
+    "select distinct d from t",
+    "select max(d), min(d), count(distinct d) from t",
+    "select k from t where d in (select d from u)",
+    "select k, d / 0.0 < 5 from t",
+])
+def test_nan_is_equal_to_itself_and_above_every_float_as_in_duckdb(query):
+    t, u = [(1, NAN), (2, 1.0), (3, -NAN), (4, 0.5)], [(NAN,), (1.0,)]
+    con = duckdb.connect()
+    con.execute("create table t (k bigint, d double)")
+    con.execute("create table u (d double)")
+    con.executemany("insert into t values (?, ?)", t)
+    con.executemany("insert into u values (?)", u)
+    expected = con.execute(query).fetchall()
+    session = compile_sql(query, SCHEMA).session()
+    session.insert("t", t)
+    session.insert("u", u)
+    session.commit()
+    key = lambda row: repr(row)  # noqa: E731 - NaN != NaN: rows compare by their text
+    assert sorted(map(key, session.read("result"))) == sorted(map(key, expected))

@@ -1,9 +1,10 @@
-"""Integer overflow: SQL's integers are 64 bits, and a result that does not fit is an
-error at commit (as DuckDB raises one), never a wrapped-around value. Each case is
-checked against DuckDB on the same rows: where DuckDB raises its out-of-range
-error, the commit raises SQLRuntimeError at the expression; where it answers
-(the overflowing expression is in a CASE branch, or on the side of AND / OR
-that is not evaluated), the rows are DuckDB's."""
+"""Integer overflow and division by zero: SQL's integers are 64 bits, and a result that
+does not fit is an error at commit (as DuckDB raises one), never a wrapped-around value;
+so is an integer division or remainder by zero. Each case is checked against DuckDB on
+the same rows: where DuckDB raises its out-of-range or division-by-zero error, the
+commit raises SQLRuntimeError at the expression; where it answers (the failing
+expression is in a CASE branch, or on the side of AND / OR that is not evaluated), the
+rows are DuckDB's."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ EDGES = [0, 1, -1, 2, -2, 3, 2**31, -(2**31), 2**32, 3037000499, 3037000500, -30
 
 
 def duck(query: str, rows) -> list | None:
-    """DuckDB's rows, or None where it raises an out-of-range (overflow or cast) error."""
+    """DuckDB's rows, or None where it raises an out-of-range (overflow or cast) or a
+    division-by-zero error."""
     con = duckdb.connect()
     con.execute("CREATE TABLE t (k BIGINT, a BIGINT, b BIGINT)")
     if rows:
@@ -29,6 +31,9 @@ def duck(query: str, rows) -> list | None:
     try:
         return sorted(con.execute(query).fetchall(), key=repr)
     except (duckdb.OutOfRangeException, duckdb.ConversionException):
+        return None
+    except duckdb.InvalidInputException as e:
+        assert "Division by zero" in str(e)
         return None
 
 
@@ -38,7 +43,7 @@ def ours(query: str, rows) -> list | None:
     try:
         session.commit()
     except SQLRuntimeError as e:
-        assert "does not fit in a 64-bit integer" in e.message, e.message
+        assert "does not fit in a 64-bit integer" in e.message or e.message.startswith("division by zero in "), e.message
         return None
     return sorted(session.read("result"), key=repr)
 
@@ -71,7 +76,16 @@ def test_unary_division_and_cast_overflow_where_duckdb_does(query):
         assert ours(query, rows) == duck(query, rows), (query, rows)
 
 
+@pytest.mark.parametrize("query", ["select k, a // b from t", "select k, a % b from t", "select k, (a + 1) // b from t"])
+def test_integer_division_by_zero_is_an_error_where_duckdb_has_one(query):
+    for rows in ([(1, 7, 2), (2, -7, 0)], [(1, 7, 2), (2, None, 0), (3, 5, None)], [(1, 0, -3)]):
+        assert ours(query, rows) == duck(query, rows), (query, rows)
+    assert ours(query, [(2, -7, 0)]) is None
+
+
 @pytest.mark.parametrize("query", [
+    "select k, case when b <> 0 then a // b else 0 end from t",
+    "select k from t where b <> 0 and a % b <> 99",
     "select k, case when a < 100 then a * b else 0 end from t",
     "select k, case when a >= 100 then 0 when b > 0 then a * b end from t",
     "select k, coalesce(a, a * b) from t",
@@ -81,7 +95,7 @@ def test_unary_division_and_cast_overflow_where_duckdb_does(query):
     "select k, try_cast(a * 1.0e15 as bigint) from t",
 ])
 def test_an_expression_that_is_not_evaluated_does_not_overflow(query):
-    rows = [(1, 5, 7), (2, 2**40, 2**40), (3, -3, 2), (4, 3, None)]
+    rows = [(1, 5, 7), (2, 2**40, 2**40), (3, -3, 2), (4, 3, None), (5, 4, 0)]
     expected = duck(query, rows)
     assert expected  # DuckDB answers, with rows
     assert ours(query, rows) == expected
