@@ -79,7 +79,10 @@ STRING_OPS = ("cat", "strlen", "substr", "substr_c", "to_number", "to_string", "
 # warns), a negative length (a huge size_t) the rest of the string; "substr" is partial (above).
 # Everything else: "neg", "bnot", "lnot" (unary), "min", "max" (variadic), "and", "or", "not",
 # and for SQL: "if" (condition, then, else), "to_float" (a number as a float), "to_int" (a float
-# rounded half to even, as DuckDB casts a double; 0 if it does not fit).
+# rounded half to even, as DuckDB casts a double; 0 if it does not fit), "floor" and "ceil" of
+# a float, and "round" (a float, a number of decimals; negative: tens, hundreds...), which
+# rounds the float's exact value, halves away from zero, as DuckDB's round (2.675 is below
+# 2.675 as a double: 2.67; 0.125 is exact: 0.13).
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,10 @@ def result_type(op, arg_types: tuple[str, ...]) -> str:
         return FLOAT
     if op == "to_int" and n == 1 and first in NUMERIC:
         return NUMBER
+    if op in ("floor", "ceil") and arg_types == (FLOAT,):
+        return FLOAT
+    if op == "round" and arg_types == (FLOAT, NUMBER):
+        return FLOAT
     if op in ("lower", "upper") and arg_types == (SYMBOL,):
         return SYMBOL
     fixed = {
@@ -201,6 +208,10 @@ def apply(op, arg_types: tuple[str, ...], args: list[np.ndarray], symbols) -> np
         return args[0].view(np.float64)
     if op == "to_int":
         return _float_to_int(args[0])
+    if op in ("floor", "ceil"):
+        return (np.floor if op == "floor" else np.ceil)(args[0])
+    if op == "round":
+        return _round_decimals(args[0], args[1])
     t = arg_types[0]
     if op in COMPARISONS and t == SYMBOL and op not in ("=", "!="):
         ranks = string_ranks(np.concatenate([args[0], args[1]]), symbols)
@@ -279,6 +290,40 @@ def _guarded_arithmetic(op: str, t: str, a: np.ndarray, b: np.ndarray) -> np.nda
         out = a // safe  # floor; C truncates toward zero
         out = out + ((out * safe != a) & ((a < 0) != (safe < 0)))
     return np.where(ok, out, 0).astype(a.dtype)
+
+
+def _round_decimals(x: np.ndarray, digits: np.ndarray) -> np.ndarray:
+    """x rounded to `digits` decimals by its exact value, halves away from zero. x scaled by
+    10**digits is rounded as a float; where that gives exactly a half, the scaling's rounding
+    error (exact, by Dekker's product) tells which side of the half x really is. Where the
+    scaling overflows, x itself."""
+    with np.errstate(all="ignore"):
+        up = digits >= 0
+        scale = 10.0 ** np.abs(digits).astype(np.float64)
+        scaled = np.where(up, x * scale, x / scale)
+        # The exact x * scale - scaled (up), or x - scaled * scale (down), by Dekker's product.
+        factor = np.where(up, x, scaled)
+        product = factor * scale
+        error = _product_error(factor, scale, product)
+        beyond = np.where(up, (product - scaled) + error, (x - product) - error)
+        whole = np.trunc(scaled)
+        half = np.abs(scaled - whole)
+        away = (half > 0.5) | ((half == 0.5) & ~(beyond * np.sign(scaled) < 0))
+        rounded = whole + np.where(away, np.sign(scaled), 0.0)
+        out = np.where(up, rounded / scale, rounded * scale)
+        return np.where(np.isfinite(out) | ~np.isfinite(x), out, x)
+
+
+def _product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndarray:
+    """a * b - product exactly (Dekker's TwoProduct; product is a * b rounded)."""
+    def split(v):
+        c = 134217729.0 * v  # 2**27 + 1
+        high = c - (c - v)
+        return high, v - high
+
+    ah, al = split(a)
+    bh, bl = split(b)
+    return ((ah * bh - product) + ah * bl + al * bh) + al * bl
 
 
 def _float_to_int(a: np.ndarray, rounding=np.rint) -> np.ndarray:

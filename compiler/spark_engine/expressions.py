@@ -159,6 +159,10 @@ def _sql_call(op: str, types: tuple[str, ...], args: list[str], udfs) -> str:
             return a
         r = f"bround({a}, 0)"
         return f"CASE WHEN (NOT isnan({r})) AND (abs({r}) < {sql_literal(2.0**63, FLOAT)}) THEN CAST({r} AS BIGINT) ELSE {zero} END"
+    if op in ("floor", "ceil"):  # Spark's are BIGINT: floats from 2**52 up are whole already
+        return f"CASE WHEN isnan({a}) OR abs({a}) >= {sql_literal(2.0**52, FLOAT)} THEN {a} ELSE CAST({op}({a}) AS DOUBLE) END"
+    if op == "round":  # HALF_UP: halves away from zero, of the double's shortest text (2.675: 2.68, not 2.67)
+        return f"round({a}, CAST({b} AS INT))"
     if op == "cat":
         return f"concat({', '.join(args)})"
     if op == "strlen":

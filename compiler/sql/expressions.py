@@ -277,6 +277,46 @@ def _abs(env: Env, e) -> Value:
     return Value(if_(Call("<", (a.value, ZERO[a.type])), Call("neg", (a.value,)), a.value), a.null, a.type)
 
 
+def _rounding(op: str):
+    """FLOOR and CEIL (of an integer: it, as a float, as DuckDB's), ROUND(x[, n]) to n
+    decimals, n an integer constant (negative: to tens, hundreds, ...), halves away from zero
+    (compiler.plan.ops); ROUND of an integer is an integer."""
+
+    def fn(env: Env, e) -> Value:
+        a = translate(env, e.this)
+        _number(a, env, e.this)
+        if op != "round":
+            return Value(Call(op, (cast_value(a, FLOAT).value,)), a.null, FLOAT)
+        digits = e.args.get("decimals")
+        n = _integer_constant(digits) if digits is not None else 0
+        if n is None:
+            raise env.t.error(UnsupportedSQLError, f"ROUND's number of decimals must be an integer constant, not {_show(digits)}", digits)
+        if a.type == FLOAT:
+            return Value(Call("round", (a.value, Const(n, "number"))), a.null, FLOAT)
+        if n >= 0:
+            return a
+        if n < -18:  # 10**19 does not fit: every int64 rounds to 0
+            return Value(ZERO[INT], a.null, INT)
+        scale = Const(10 ** -n, "number")
+        quotient, remainder = Call("/", (a.value, scale)), Call("%", (a.value, scale))  # both truncate, as C
+        away = Call(">=", (Call("*", (if_(Call("<", (remainder, ZERO[INT])), Call("neg", (remainder,)), remainder), Const(2, "number"))), scale))
+        sign = if_(Call("<", (a.value, ZERO[INT])), Const(-1, "number"), Const(1, "number"))
+        rounded = Call("*", (Call("+", (quotient, if_(away, sign, ZERO[INT]))), scale))
+        in_floats = Call("*", (Call("to_float", (Call("+", (quotient, if_(away, sign, ZERO[INT]))),)), Call("to_float", (scale,))))
+        overflow_check(env, and_(not_(a.null), wrapped_around(rounded, in_floats)), e)
+        return Value(rounded, a.null, INT)
+
+    return fn
+
+
+def _integer_constant(e) -> int | None:
+    if isinstance(e, exp.Literal) and e.is_int:
+        return int(e.this)
+    if isinstance(e, exp.Neg) and isinstance(e.this, exp.Literal) and e.this.is_int:
+        return -int(e.this.this)
+    return None
+
+
 def _extreme(env: Env, e) -> Value:
     """GREATEST / LEAST of numbers or texts: NULLs are ignored (NULL only if all are)."""
     nodes = [e.this] + list(e.expressions)
@@ -335,6 +375,14 @@ def float_test(op: str, a, b):
 
 def _comparison(env: Env, e) -> Value:
     return compare(env, _COMPARE[type(e)], translate(env, e.this), translate(env, e.expression), e)
+
+
+def _distinct_from(env: Env, e) -> Value:
+    """a IS [NOT] DISTINCT FROM b: = with NULL equal to NULL and unequal to any value; never NULL."""
+    a, b = translate(env, e.this), translate(env, e.expression)
+    equal = compare(env, "=", a, b, e)
+    same = or_(and_(a.null, b.null), equal.true)
+    return boolean(not_(same), same) if isinstance(e, exp.NullSafeNEQ) else boolean(same, not_(same))
 
 
 def _and(env: Env, e) -> Value:
@@ -587,6 +635,11 @@ _HANDLERS = {
     exp.Greatest: _extreme,
     exp.Least: _extreme,
     **{cls: _comparison for cls in _COMPARE},
+    exp.Floor: _rounding("floor"),
+    exp.Ceil: _rounding("ceil"),
+    exp.Round: _rounding("round"),
+    exp.NullSafeEQ: _distinct_from,
+    exp.NullSafeNEQ: _distinct_from,
     exp.And: _and,
     exp.Or: _or,
     exp.Not: _not,

@@ -74,3 +74,24 @@ def test_nan_is_equal_to_itself_and_above_every_float_as_in_duckdb(query):
     session.commit()
     key = lambda row: repr(row)  # noqa: E731 - NaN != NaN: rows compare by their text
     assert sorted(map(key, session.read("result"))) == sorted(map(key, expected))
+
+
+def test_round_rounds_the_exact_value_halves_away_from_zero_as_duckdb():
+    """2.675 is below 2.675 as a double (2.67), 0.125 is exactly a half (0.13): random values,
+    values one digit past a half, and exact halves, at several numbers of decimals."""
+    import random
+
+    rng = random.Random(7)
+    values = [2.675, 1.005, 0.125, -0.125, 2.5, -2.5, 1250.0, 5e-324, 1e300, float("inf")]
+    values += [rng.uniform(-1000, 1000) for _ in range(300)]
+    values += [round(rng.uniform(-100, 100), 3) + 0.0005 for _ in range(300)]
+    values += [rng.randint(-10**6, 10**6) / 8 for _ in range(300)]
+    rows = list(enumerate(values))
+    query = "select k, round(d, -2), round(d, -1), round(d), round(d, 1), round(d, 2), round(d, 3), round(d, 5) from t"
+    con = duckdb.connect()
+    con.execute("create table t (k bigint, d double)")
+    con.executemany("insert into t values (?, ?)", rows)
+    session = compile_sql(query, SCHEMA).session()
+    session.insert("t", rows)
+    session.commit()
+    assert sorted(session.read("result")) == sorted(con.execute(query).fetchall())
