@@ -22,12 +22,13 @@ from sqlglot import exp
 from compiler.errors import TypeMismatchError
 from compiler.plan import Aggregate, Antijoin, Call, Col, Distinct, Join, Project, Union, Values
 from compiler.sql.errors import UnsupportedSQLError
-from compiler.sql.expressions import Env, overflow_check, translate, wrapped_around
+from compiler.sql.expressions import Env, overflow_check, show, translate, wrapped_around
 from compiler.sql.relation import Column, Rel, project
 from compiler.sql.text_extreme import TextExtreme
 from compiler.sql.values import BOOL, FALSE, FLOAT, INT, PLAN_TYPE, TEXT, TRUE, Value, cast_value, not_
 
-_FUNCS = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "mean"}
+_FUNCS = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "mean",
+          exp.LogicalAnd: "min", exp.LogicalOr: "max"}  # bool_and / bool_or: MIN / MAX of booleans
 
 
 def group(env: Env, keys: list, calls: list, span=None, outer: Rel | None = None, outer_columns=()) -> tuple[Rel, dict]:
@@ -63,6 +64,9 @@ def group(env: Env, keys: list, calls: list, span=None, outer: Rel | None = None
     return result, grouped
 
 
+_NAMES = {exp.LogicalAnd: "BOOL_AND", exp.LogicalOr: "BOOL_OR"}
+
+
 def stored_value(c: Column) -> Value:
     from compiler.sql.values import stored
 
@@ -91,6 +95,8 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
             raise t.error(UnsupportedSQLError, f"a subquery in the argument of {call.key.upper()} is not supported", arg_node)
         if arg.null == TRUE:  # an aggregate of NULLs only: no row counts
             arg = Value(arg.value, TRUE, arg.type if func in ("count",) else INT)
+        if isinstance(call, (exp.LogicalAnd, exp.LogicalOr)) and arg.type != BOOL:
+            raise t.error(TypeMismatchError, f"{_NAMES[type(call)]} needs a boolean, not {show(arg_node)}", call)
         as_bool = arg.type == BOOL and func in ("min", "max")
         if as_bool:  # a bool is stored as 0/1: its MIN/MAX is the number's
             arg = cast_value(arg, INT)

@@ -50,7 +50,7 @@ from compiler.sql.values import (
     or_,
 )
 
-AGGREGATE_TYPES = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg)
+AGGREGATE_TYPES = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg, exp.LogicalAnd, exp.LogicalOr)
 
 
 class Env:
@@ -78,7 +78,7 @@ def condition(env: Env, e) -> Value:
     if v.type != BOOL:
         if v.null == TRUE:  # an untyped NULL is a NULL bool
             return Value(FALSE, TRUE, BOOL)
-        raise env.t.error(TypeMismatchError, f"a condition must be a boolean, but {_show(e)} is {_type_word(v.type)}", e)
+        raise env.t.error(TypeMismatchError, f"a condition must be a boolean, but {show(e)} is {_type_word(v.type)}", e)
     return v
 
 
@@ -91,7 +91,8 @@ def _describe(e) -> str:
     return f"SQL construct {name}"
 
 
-def _show(e) -> str:
+def show(e) -> str:
+    """The expression as SQL text for a message (cut at 40 characters)."""
     try:
         text = e.sql(dialect="duckdb")  # the default renders `a // b` as a CAST of `a / b`
     except Exception:  # noqa: BLE001 - only for messages
@@ -117,11 +118,11 @@ def _column(env: Env, e: exp.Column) -> Value:
         level = ("outer", level)
         found = env.rel.find(level, e.name)
     if not found and env.grouped is not None:
-        raise env.t.error(UnknownColumnError, f"column {_show(e)} must appear in GROUP BY or be used in an aggregate", e)
+        raise env.t.error(UnknownColumnError, f"column {show(e)} must appear in GROUP BY or be used in an aggregate", e)
     if not found:
-        raise env.t.error(UnknownColumnError, f"unknown column {_show(e)}", e)
+        raise env.t.error(UnknownColumnError, f"unknown column {show(e)}", e)
     if len(found) > 1:
-        raise env.t.error(UnknownColumnError, f"column {_show(e)} is ambiguous", e)
+        raise env.t.error(UnknownColumnError, f"column {show(e)} is ambiguous", e)
     return env.rel.value(found[0])
 
 
@@ -137,7 +138,7 @@ def _literal(env: Env, e: exp.Literal) -> Value:
 
 def _number(v: Value, env: Env, e) -> None:
     if v.type not in (INT, FLOAT) and v.null != TRUE:
-        raise env.t.error(TypeMismatchError, f"{_show(e)} is {_type_word(v.type)}, not a number", e)
+        raise env.t.error(TypeMismatchError, f"{show(e)} is {_type_word(v.type)}, not a number", e)
 
 
 def _unify(env: Env, values: list[Value], nodes) -> list[Value]:
@@ -149,7 +150,7 @@ def _unify(env: Env, values: list[Value], nodes) -> list[Value]:
             continue
         common = common_type(t, v.type)
         if common is None:
-            raise env.t.error(TypeMismatchError, f"{_show(n)} is {_type_word(v.type)}, which does not go with {_type_word(t)}", n)
+            raise env.t.error(TypeMismatchError, f"{show(n)} is {_type_word(v.type)}, which does not go with {_type_word(t)}", n)
         t = common
     return [cast_value(v, t) for v in values]
 
@@ -186,7 +187,7 @@ def wrapped_around(result, in_floats):
 def overflow_check(env: Env, wrong, e) -> None:
     """An error at commit time wherever a row of env.rel evaluates `e` and `wrong` holds:
     the integer result does not fit in 64 bits."""
-    runtime_check(env, wrong, e, f"integer overflow: {_show(e)} does not fit in a 64-bit integer")
+    runtime_check(env, wrong, e, f"integer overflow: {show(e)} does not fit in a 64-bit integer")
 
 
 def runtime_check(env: Env, wrong, e, message: str) -> None:
@@ -254,7 +255,7 @@ def _division_by_zero_check(env: Env, a: Value, b: Value, e) -> None:
     """An integer division or remainder by zero is an error where it is evaluated, as in
     DuckDB and PostgreSQL (a float's is inf or NaN)."""
     zero = and_(not_(or_(a.null, b.null)), Call("=", (b.value, ZERO[INT])))
-    runtime_check(env, zero, e, f"division by zero in {_show(e)}")
+    runtime_check(env, zero, e, f"division by zero in {show(e)}")
 
 
 def _neg(env: Env, e) -> Value:
@@ -290,7 +291,7 @@ def _rounding(op: str):
         digits = e.args.get("decimals")
         n = _integer_constant(digits) if digits is not None else 0
         if n is None:
-            raise env.t.error(UnsupportedSQLError, f"ROUND's number of decimals must be an integer constant, not {_show(digits)}", digits)
+            raise env.t.error(UnsupportedSQLError, f"ROUND's number of decimals must be an integer constant, not {show(digits)}", digits)
         if a.type == FLOAT:
             return Value(Call("round", (a.value, Const(n, "number"))), a.null, FLOAT)
         if n >= 0:
@@ -411,7 +412,7 @@ def _is(env: Env, e) -> Value:
         return Value(a.null, FALSE, BOOL)
     if isinstance(target, exp.Boolean) and a.type == BOOL:
         return Value(a.true if target.this else a.false, FALSE, BOOL)
-    raise env.t.error(UnsupportedSQLError, f"IS {_show(target)} is not supported", e)
+    raise env.t.error(UnsupportedSQLError, f"IS {show(target)} is not supported", e)
 
 
 def _between(env: Env, e) -> Value:
@@ -437,7 +438,7 @@ def _like(env: Env, e) -> Value:
     if e.args.get("escape") is not None:
         raise env.t.error(UnsupportedSQLError, "LIKE ... ESCAPE is not supported", e)
     if s.type != TEXT:
-        raise env.t.error(TypeMismatchError, f"LIKE needs a text, but {_show(e.this)} is {_type_word(s.type)}", e.this)
+        raise env.t.error(TypeMismatchError, f"LIKE needs a text, but {show(e.this)} is {_type_word(s.type)}", e.this)
     text, value = pattern.this, s.value
     if isinstance(e, exp.ILike):
         text, value = text.lower(), Call("lower", (value,))
@@ -547,13 +548,17 @@ def _text(env: Env, node) -> Value:
     if v.null == TRUE:
         return Value(ZERO[TEXT], TRUE, TEXT)
     if v.type != TEXT:
-        raise env.t.error(TypeMismatchError, f"{_show(node)} is {_type_word(v.type)}, not a text", node)
+        raise env.t.error(TypeMismatchError, f"{show(node)} is {_type_word(v.type)}, not a text", node)
     return v
 
 
 def _concat(env: Env, e) -> Value:
+    """|| and concat(): numbers and booleans are written as CAST writes them, as DuckDB's."""
     nodes = [e.this, e.expression] if isinstance(e, exp.DPipe) else list(e.expressions)
-    parts = [_text(env, n) for n in nodes]
+    parts = []
+    for n in nodes:
+        v = translate(env, n)
+        parts.append(Value(ZERO[TEXT], TRUE, TEXT) if v.null == TRUE else v if v.type == TEXT else cast_value(v, TEXT))
     if isinstance(e, exp.Concat) and e.args.get("coalesce"):  # concat() skips NULLs
         return Value(Call("cat", tuple(if_(p.null, ZERO[TEXT], p.value) for p in parts)), FALSE, TEXT)
     return Value(Call("cat", tuple(p.value for p in parts)), or_(*(p.null for p in parts)), TEXT)
@@ -581,7 +586,7 @@ def _substring(env: Env, e) -> Value:
     length = translate(env, e.args["length"]) if e.args.get("length") is not None else None
     for v, n in ((start, e.args.get("start")), (length, e.args.get("length"))):
         if v is not None and v.type != INT and v.null != TRUE:
-            raise env.t.error(TypeMismatchError, f"{_show(n)} is {_type_word(v.type)}, not an integer", n)
+            raise env.t.error(TypeMismatchError, f"{show(n)} is {_type_word(v.type)}, not an integer", n)
     one, zero = Const(1, "number"), Const(0, "number")
     # As DuckDB's: a negative start counts from the end (-1 is the last character), and a
     # negative length takes the characters before the start. Both are clamped far past any
@@ -605,7 +610,7 @@ def _paren(env: Env, e) -> Value:
 
 
 def _aggregate_here(env: Env, e) -> Value:
-    raise env.t.error(UnsupportedSQLError if env.grouped is not None else UnsupportedSQLError, f"aggregate {_show(e)} is not allowed here", e)
+    raise env.t.error(UnsupportedSQLError if env.grouped is not None else UnsupportedSQLError, f"aggregate {show(e)} is not allowed here", e)
 
 
 def _subquery(env: Env, e) -> Value:

@@ -173,6 +173,8 @@ def cast_value(v: Value, t: str) -> Value | None:
         return Value(if_(v.value, ONE, ZERO[INT]), v.null, INT)
     if t == TEXT and v.type in (INT, FLOAT):
         return Value(Call("to_string", (v.value,)), v.null, TEXT)
+    if t == TEXT and v.type == BOOL:
+        return Value(if_(v.value, Const("true", "symbol"), Const("false", "symbol")), v.null, TEXT)
     if t == INT and v.type == TEXT:  # NULL where the text is not an integer
         return Value(Call("to_number", (v.value,)), or_(v.null, not_(Call("is_number", (v.value,)))), INT)
     return None

@@ -48,6 +48,7 @@ select a, (a > 2) <> (d > 0) from t;
 select a, b, a is distinct from b, a is not distinct from b from t;
 select t.a, s.b from t join s on t.a is not distinct from s.a;
 select d, floor(d), ceil(d), round(d), round(d, 1), round(d, -1), floor(a), round(a), round(a, -1) from t;
+select a, c || a, c || d, cast(a > 1 as text) from t;
 select c || '!' as x from t;
 select concat(c, '-', cast(a as varchar)) as x from t;
 select greatest(a, b) as g, least(a, b) as l from t;
@@ -82,6 +83,7 @@ select t.a, s.e, edge.dst from t join s on t.a = s.a left join edge on t.b = edg
 select t.a from t left join s on t.c = s.e where s.a is null;
 
 -- GROUP BY and aggregates
+select a, bool_and(b > 0), bool_or(d > 1) from t group by a;
 select count(*) from t;
 select count(a), count(c), count(d) from t;
 select sum(a), min(a), max(a) from t;
