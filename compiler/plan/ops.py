@@ -67,7 +67,8 @@ RECORD_OPS = frozenset({"pack", *FIELD_OPS})
 ARITHMETIC = ("+", "-", "*", "/", "%", "^")
 BITWISE = ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
-STRING_OPS = ("cat", "strlen", "substr", "substr_c", "to_number", "to_string", "to_string_c", "contains", "match", "not_match", "is_number", "lower", "upper")
+STRING_OPS = ("cat", "strlen", "substr", "substr_c", "to_number", "to_string", "to_string_c", "contains", "match", "not_match", "is_number",
+              "lower", "upper", "parse_float", "is_float")  # fmt: skip
 # Soufflé's numeric conversions: "to_float" (any numeric as a float), "to_unsigned" (a number's
 # bits, a float truncated), "to_number" of a numeric (an unsigned's bits, a float truncated; of a
 # symbol it parses), as C++'s static_cast (a float out of range, or nan, gives 0); "ord" (a
@@ -177,6 +178,8 @@ def result_type(op, arg_types: tuple[str, ...]) -> str:
         "match": ((SYMBOL, SYMBOL), BOOL),
         "not_match": ((SYMBOL, SYMBOL), BOOL),  # Soufflé's !match: false too for a bad pattern
         "is_number": ((SYMBOL,), BOOL),  # whether to_number is defined
+        "parse_float": ((SYMBOL,), FLOAT),  # SQL's CAST of a text to a double (0.0 where it is not one)
+        "is_float": ((SYMBOL,), BOOL),  # whether parse_float is defined
     }
     if op in fixed and arg_types == fixed[op][0]:
         return fixed[op][1]
@@ -324,6 +327,15 @@ def _product_error(a: np.ndarray, b: np.ndarray, product: np.ndarray) -> np.ndar
     ah, al = split(a)
     bh, bl = split(b)
     return ((ah * bh - product) + ah * bl + al * bh) + al * bl
+
+
+def _to_float(s: str) -> float | None:
+    """The double a text spells (blanks around it allowed; inf, nan; _ between digits, as
+    DuckDB reads 1_000), or None."""
+    try:
+        return float(s)
+    except ValueError:
+        return None
 
 
 def _float_to_int(a: np.ndarray, rounding=np.rint) -> np.ndarray:
@@ -481,6 +493,9 @@ def _string_scalar(op: str, arg_types, row):
         return 0 if value is None else value
     if op == "is_number":
         return _to_number(row[0]) is not None
+    if op in ("parse_float", "is_float"):
+        value = _to_float(row[0])
+        return (value is not None) if op == "is_float" else (0.0 if value is None else value)
     if op == "to_string":
         return _number_text(row[0], arg_types[0])
     if op == "to_string_c":

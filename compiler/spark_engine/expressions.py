@@ -65,7 +65,7 @@ def _udf(fn, return_type):
 
 _SQL_TYPES = {NUMBER: "BIGINT", FLOAT: "DOUBLE", SYMBOL: "STRING", BOOL: "BOOLEAN"}
 _UDF_OUT = {"to_string": "STRING", "to_string_c": "STRING", "to_number": "BIGINT", "is_number": "BOOLEAN", "lower": "STRING", "upper": "STRING",
-            "match": "BOOLEAN", "not_match": "BOOLEAN", "^": "BIGINT"}  # fmt: skip
+            "match": "BOOLEAN", "not_match": "BOOLEAN", "^": "BIGINT", "parse_float": "DOUBLE", "is_float": "BOOLEAN"}  # fmt: skip
 
 
 def sql_type(t: str, where: str = "a column") -> str:
@@ -196,7 +196,7 @@ def register_udfs(spark, udfs) -> None:
         if name in done:
             continue
         fn = _int_power if op == "^" else _scalar(op, types)
-        spark.udf.register(name, _udf(fn, {"STRING": T.StringType(), "BIGINT": T.LongType(), "BOOLEAN": T.BooleanType()}[_UDF_OUT[op]]))
+        spark.udf.register(name, _udf(fn, {"STRING": T.StringType(), "BIGINT": T.LongType(), "BOOLEAN": T.BooleanType(), "DOUBLE": T.DoubleType()}[_UDF_OUT[op]]))
         done.add(name)
 
 

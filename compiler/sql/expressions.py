@@ -530,8 +530,8 @@ def _cast(env: Env, e) -> Value:
     v = translate(env, e.this)
     t = cast_target(env, e.args["to"])
     safe = isinstance(e, exp.TryCast) or e.args.get("safe")
-    if v.type == TEXT and t == INT and not safe:
-        raise env.t.error(UnsupportedSQLError, "CAST of text to an integer is supported as TRY_CAST only (an error for bad text)", e)
+    if v.type == TEXT and t in (INT, FLOAT) and not safe:
+        raise env.t.error(UnsupportedSQLError, f"CAST of text to {_type_word(t)} is supported as TRY_CAST only (an error for bad text)", e)
     out = cast_value(v, t)
     if out is None:
         raise env.t.error(UnsupportedSQLError, f"CAST of {_type_word(v.type)} to {_type_word(t)} is not supported", e)

@@ -173,10 +173,15 @@ def cast_value(v: Value, t: str) -> Value | None:
         return Value(if_(v.value, ONE, ZERO[INT]), v.null, INT)
     if t == TEXT and v.type in (INT, FLOAT):
         return Value(Call("to_string", (v.value,)), v.null, TEXT)
+    if t == BOOL and v.type in (INT, FLOAT):  # nonzero is true
+        nonzero = and_(not_(v.null), Call("!=", (v.value, ZERO[v.type])))
+        return Value(nonzero, v.null, BOOL)
     if t == TEXT and v.type == BOOL:
         return Value(if_(v.value, Const("true", "symbol"), Const("false", "symbol")), v.null, TEXT)
     if t == INT and v.type == TEXT:  # NULL where the text is not an integer
         return Value(Call("to_number", (v.value,)), or_(v.null, not_(Call("is_number", (v.value,)))), INT)
+    if t == FLOAT and v.type == TEXT:  # NULL where the text is not a number
+        return Value(Call("parse_float", (v.value,)), or_(v.null, not_(Call("is_float", (v.value,)))), FLOAT)
     return None
 
 
