@@ -22,10 +22,10 @@ from sqlglot import exp
 from compiler.errors import TypeMismatchError
 from compiler.plan import Aggregate, Antijoin, Call, Col, Distinct, Join, Project, Union, Values
 from compiler.sql.errors import UnsupportedSQLError
-from compiler.sql.expressions import Env, overflow_check, show, translate, wrapped_around
+from compiler.sql.expressions import Env, condition, evaluated_where, overflow_check, show, translate, wrapped_around
 from compiler.sql.relation import Column, Rel, project
 from compiler.sql.text_extreme import TextExtreme
-from compiler.sql.values import BOOL, FALSE, FLOAT, INT, PLAN_TYPE, TEXT, TRUE, Value, cast_value, not_
+from compiler.sql.values import BOOL, FALSE, FLOAT, INT, PLAN_TYPE, TEXT, TRUE, Value, and_, cast_value, not_
 
 _FUNCS = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "mean",
           exp.LogicalAnd: "min", exp.LogicalOr: "max"}  # bool_and / bool_or: MIN / MAX of booleans
@@ -75,6 +75,12 @@ def stored_value(c: Column) -> Value:
 
 def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: bool, span) -> Rel:
     t, rel = env.t, env.rel
+    kept = TRUE  # the rows the aggregate reads: `agg(x) FILTER (WHERE cond)` reads those where cond is true
+    if isinstance(call, exp.Filter):
+        call, where = call.this, call.expression.this
+        kept = condition(env, where).true
+        if env.rel is not rel:
+            raise t.error(UnsupportedSQLError, "a subquery in FILTER (WHERE ...) is not supported", where)
     func = _FUNCS[type(call)]
     arg_node = call.this
     distinct = isinstance(arg_node, exp.Distinct)
@@ -87,10 +93,11 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
         raise t.error(UnsupportedSQLError, f"{call.sql()} is not supported", call)
     arg_nullable = False
     if star:
-        rows = project(rel, [(None, None, v) for v in key_values], span)
+        rows = project(rel.filter(kept, span), [(None, None, v) for v in key_values], span)
         arg_type = None
     else:
-        arg = translate(env, arg_node)
+        with evaluated_where(env, kept):
+            arg = translate(env, arg_node)
         if env.rel is not rel:
             raise t.error(UnsupportedSQLError, f"a subquery in the argument of {call.key.upper()} is not supported", arg_node)
         if arg.null == TRUE:  # an aggregate of NULLs only: no row counts
@@ -104,7 +111,7 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
             what = "text" if arg.type == TEXT else "boolean" if arg.type == BOOL else arg.type
             raise t.error(TypeMismatchError, f"{call.key.upper()} needs a number, not a {what}", call)
         arg_nullable = arg.null != FALSE
-        present = rel.filter(not_(arg.null), span)
+        present = rel.filter(and_(kept, not_(arg.null)), span)
         rows = project(present, [(None, None, v) for v in key_values] + [(None, None, Value(arg.value, FALSE, arg.type))], span)
         arg_type = BOOL if as_bool else arg.type
     node = rows.node
@@ -121,7 +128,7 @@ def _add_aggregate(env: Env, result: Rel, key_values, k: int, call, grouped: boo
     # Join the aggregate's value onto the groups; groups it has no row for get 0 (COUNT) or NULL.
     keys = tuple((i, i) for i in range(k))  # the group keys are the first k plan columns of both
     width = result.node.arity
-    may_miss = not grouped or (not star and arg_nullable)
+    may_miss = not grouped or (not star and arg_nullable) or kept != TRUE
     if not may_miss and width == k:  # the first aggregate, over every group: it is the result
         return Rel(agg, result.columns + (Column(None, None, out_type, k, None),))
     joined = Join(result.node, agg, keys, span=span)
@@ -172,5 +179,5 @@ def find_aggregates(nodes) -> list:
             continue
         for sub in n.walk(prune=lambda x: isinstance(x, (exp.Subquery, exp.Query)) and x is not n):
             if isinstance(sub, tuple(_FUNCS)):
-                out.append(sub)
+                out.append(sub.parent if isinstance(sub.parent, exp.Filter) else sub)  # with its FILTER (WHERE ...)
     return out

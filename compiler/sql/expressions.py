@@ -215,7 +215,7 @@ def _narrowest(node, predicate):
 
 
 @contextmanager
-def _evaluated_where(env: Env, condition_):
+def evaluated_where(env: Env, condition_):
     """While translating what is evaluated only on the rows where `condition_` holds."""
     outer = env.evaluated
     env.evaluated = and_(outer, condition_)
@@ -388,14 +388,14 @@ def _distinct_from(env: Env, e) -> Value:
 
 def _and(env: Env, e) -> Value:
     a = condition(env, e.this)
-    with _evaluated_where(env, not_(a.false)):
+    with evaluated_where(env, not_(a.false)):
         b = condition(env, e.expression)
     return boolean(and_(a.true, b.true), or_(a.false, b.false))
 
 
 def _or(env: Env, e) -> Value:
     a = condition(env, e.this)
-    with _evaluated_where(env, not_(a.true)):
+    with evaluated_where(env, not_(a.true)):
         b = condition(env, e.expression)
     return boolean(or_(a.true, b.true), and_(a.false, b.false))
 
@@ -468,18 +468,18 @@ def _case(env: Env, e) -> Value:
     branches, nodes = [], []
     taken = FALSE  # an earlier branch's condition holds
     for branch in e.args.get("ifs") or []:
-        with _evaluated_where(env, not_(taken)):
+        with evaluated_where(env, not_(taken)):
             if subject is not None:
                 cond = compare(env, "=", subject, translate(env, branch.this), branch.this)
             else:
                 cond = condition(env, branch.this)
-            with _evaluated_where(env, cond.true):
+            with evaluated_where(env, cond.true):
                 branches.append((cond, translate(env, branch.args["true"])))
         taken = or_(taken, cond.true)
         nodes.append(branch.args["true"])
     default = e.args.get("default")
     nodes.append(default if default is not None else e)
-    with _evaluated_where(env, not_(taken)):
+    with evaluated_where(env, not_(taken)):
         otherwise = translate(env, default) if default is not None else constant(None)
     return _choose(env, branches, otherwise, nodes)
 
@@ -488,9 +488,9 @@ def _if(env: Env, e) -> Value:
     cond = condition(env, e.this)
     other = e.args.get("false")
     nodes = [e.args["true"], other if other is not None else e]
-    with _evaluated_where(env, cond.true):
+    with evaluated_where(env, cond.true):
         then = translate(env, e.args["true"])
-    with _evaluated_where(env, not_(cond.true)):
+    with evaluated_where(env, not_(cond.true)):
         otherwise = translate(env, other) if other is not None else constant(None)
     return _choose(env, [(cond, then)], otherwise, nodes)
 
@@ -499,7 +499,7 @@ def _coalesce(env: Env, e) -> Value:
     nodes = [e.this] + list(e.expressions)
     translated, earlier_null = [], TRUE  # each argument is evaluated where those before it are NULL
     for n in nodes:
-        with _evaluated_where(env, earlier_null):
+        with evaluated_where(env, earlier_null):
             translated.append(translate(env, n))
         earlier_null = and_(earlier_null, translated[-1].null)
     values = _unify(env, translated, nodes)

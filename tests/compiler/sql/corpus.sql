@@ -85,6 +85,8 @@ select t.a from t left join s on t.c = s.e where s.a is null;
 
 -- GROUP BY and aggregates
 select a, bool_and(b > 0), bool_or(d > 1) from t group by a;
+select a, count(*) filter (where b > 0), sum(b) filter (where d > 1), max(c) filter (where b < 2), count(*) from t group by a;
+select count(*) filter (where b > 100), avg(d) filter (where a = 1) from t;
 select count(*) from t;
 select count(a), count(c), count(d) from t;
 select sum(a), min(a), max(a) from t;
