@@ -423,8 +423,12 @@ def _between(env: Env, e) -> Value:
 
 
 def _in(env: Env, e) -> Value:
-    if e.args.get("query") is not None or e.args.get("unnest") is not None:
-        raise env.t.error(UnsupportedSQLError, "IN (subquery) is supported only as a condition of WHERE (or its negation)", e)
+    if e.args.get("unnest") is not None:
+        raise env.t.error(UnsupportedSQLError, "IN UNNEST(...) is not supported", e)
+    if e.args.get("query") is not None:
+        from compiler.sql.subquery import membership_value
+
+        return membership_value(env, e)
     x = translate(env, e.this)
     tests = [compare(env, "=", x, translate(env, item), item) for item in e.expressions]
     return boolean(or_(*(t.true for t in tests)), and_(*(t.false for t in tests)))
@@ -620,7 +624,9 @@ def _subquery(env: Env, e) -> Value:
 
 
 def _exists(env: Env, e) -> Value:
-    raise env.t.error(UnsupportedSQLError, "EXISTS is supported only as a condition of WHERE (or its negation)", e)
+    from compiler.sql.subquery import membership_value
+
+    return membership_value(env, e)
 
 
 _HANDLERS = {

@@ -155,6 +155,8 @@ def _check_monotone(t, member, branch, names) -> None:
                 bad = "MIN / MAX in an EXISTS or IN subquery"
             elif isinstance(node, exp.Not) and child.find(exp.Exists, exp.In) is not None:
                 bad = "NOT EXISTS / NOT IN"
+            elif (isinstance(node, exp.Exists) or (isinstance(node, exp.In) and child is node.args.get("query"))) and not _filters(node):
+                bad = "EXISTS / IN used as a value (it may turn from false to true)"
             elif isinstance(node, exp.Except) and child is node.expression:
                 bad = "the right side of EXCEPT"
             elif isinstance(node, exp.Join):
@@ -172,6 +174,14 @@ def _check_monotone(t, member, branch, names) -> None:
             if bad is not None:
                 raise t.error(UnsupportedSQLError, f"recursive CTE '{ref.name}' is read under {bad} in the definition of '{member}': not monotone", ref)
             child, node = node, node.parent
+
+
+def _filters(node) -> bool:
+    """Whether `node` is a conjunct of a WHERE, or its negation (a semi- or anti-join, the
+    latter refused as such), not a value."""
+    while isinstance(node.parent, (exp.And, exp.Paren, exp.Not)):
+        node = node.parent
+    return isinstance(node.parent, exp.Where)
 
 
 def _is_scalar_subquery(node) -> bool:

@@ -26,12 +26,12 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from compiler.plan import Antijoin, Col, Const, Distinct, Filter, Join, Project, Union, Values
+from compiler.plan import Antijoin, Call, Col, Const, Distinct, Filter, Join, Project, Union, Values
 from compiler.sql.aggregate import find_aggregates
 from compiler.sql.errors import UnsupportedSQLError
 from compiler.sql.expressions import Env, compare, condition, translate
 from compiler.sql.relation import Column, Rel, project, stored_layout
-from compiler.sql.values import FALSE, TRUE, ZERO, Value, or_
+from compiler.sql.values import FALSE, INT, ONE, TRUE, ZERO, Value, and_, boolean, not_, or_
 
 
 def conjuncts(e) -> list:
@@ -82,19 +82,69 @@ def _query_of(node):
 
 
 def _semi(t, rel: Rel, negated: bool, node) -> Rel:
+    """The rows of rel for which `[NOT] EXISTS (q)` / `x [NOT] IN (q)` is TRUE."""
     span = t.span(node)
-    q = _query_of(node)
-    correlated = outer_references(q)
     left = rel.compact(span)
-    x = None
     if isinstance(node, exp.In):
         env = Env(t, left)
         x = translate(env, node.this)
         left = project(env.rel, [(c.table, c.name, env.rel.value(i)) for i, c in enumerate(env.rel.columns)] + [(None, None, x)], span)
-        x = left.value(len(left.columns) - 1)
-    width = left.node.arity
+    holds, unknown = _membership(t, left, node, unknown=negated)
+    m = holds if unknown is None else Distinct(Union((holds, unknown), span=span), span=span)
+    keys = tuple((i, i) for i in range(left.node.arity))
+    if negated:
+        node_out = Antijoin(left.node, m, keys, span=span)
+    else:
+        node_out = Project(Join(left.node, m, keys, span=span), tuple(Col(i, tp) for i, tp in enumerate(left.node.types)), span=span)
+    out = Rel(node_out, left.columns)
+    if isinstance(node, exp.In):  # drop x's columns again
+        out = Rel(out.node, out.columns[:-1])
+    return out
+
+
+def membership_value(env: Env, node) -> Value:
+    """`EXISTS (q)` / `x IN (q)` as a value anywhere (the select list, under OR, in CASE):
+    rows of env.rel get flags for whether it holds and whether it is unknown (NULL), as new
+    last columns of env.rel (its columns keep their places: values already made read them)."""
+    t = env.t
+    span = t.span(node)
+    rel = env.rel
+    keep = tuple(Col(i, tp) for i, tp in enumerate(rel.node.types))
+    if isinstance(node, exp.In):
+        x = translate(env, node.this)
+        rel = env.rel
+        keep = tuple(Col(i, tp) for i, tp in enumerate(rel.node.types))
+        exprs, columns = stored_layout([(None, None, x)])
+        shift = rel.node.arity
+        moved = tuple(replace(c, value=c.value + shift, null=None if c.null is None else c.null + shift) for c in columns)
+        rel = Rel(Project(rel.node, keep + exprs, span=span), rel.columns + moved)
+    holds, unknown = _membership(t, rel, node, unknown=True)
+    width = rel.node.arity
+    keys = tuple((i, i) for i in range(width))
+    flagged = rel.node
+    for flags in (holds, unknown):
+        if flags is None:
+            flagged = Project(flagged, tuple(Col(i, tp) for i, tp in enumerate(flagged.types)) + (Const(0, "number"),), span=span)
+            continue
+        same = tuple(Col(i, tp) for i, tp in enumerate(flagged.types))
+        found = Project(Join(flagged, flags, keys, span=span), same + (Const(1, "number"),), span=span)
+        missing = Project(Antijoin(flagged, flags, keys, span=span), same + (Const(0, "number"),), span=span)
+        flagged = Union((found, missing), span=span)
+    holds_col, unknown_col = Col(width, "number"), Col(width + 1, "number")
+    env.rel = Rel(flagged, rel.columns + (Column(None, None, INT, width, None), Column(None, None, INT, width + 1, None)))
+    is_true = Call("=", (holds_col, ONE))
+    return boolean(is_true, and_(not_(is_true), Call("=", (unknown_col, ZERO[INT]))))
+
+
+def _membership(t, left: Rel, node, unknown: bool):
+    """For `EXISTS (q)` or `x IN (q)` (x: left's last column), the distinct rows of left for
+    which it is TRUE, and (if `unknown`, for IN) those for which it may be NULL (x NULL and
+    q non-empty, or q with a NULL: SQL's NULL rules), or None where there are none."""
+    span = t.span(node)
+    q = _query_of(node)
+    correlated = outer_references(q)
+    x = left.value(len(left.columns) - 1) if isinstance(node, exp.In) else None
     demand = Rel(Distinct(left.node, span=span), tuple(_outer(left)))
-    carry = [(c.table, c.name) for c in demand.columns if c.name is not None]
     if correlated:
         if not isinstance(q, exp.Select):
             raise t.error(UnsupportedSQLError, "a correlated subquery must be a plain SELECT", q)
@@ -119,35 +169,26 @@ def _semi(t, rel: Rel, negated: bool, node) -> Rel:
         rows = d_rel.filter(pred, span)
         return Distinct(_columns_of(rows, d_values, span), span=span)
 
-    if x is None:  # EXISTS
-        parts = [matched(TRUE)]
-    else:
-        y = d_rel.value(0)
-        eq = compare(Env(t, d_rel), "=", xd, y, node)
-        parts = [matched(eq.true)]
-        if negated:
-            if correlated:
-                parts.append(matched(or_(xd.null, y.null)))
-            else:
-                sub_c = sub.compact(span)
-                y_null = sub_c.value(0).null
-                if y_null != FALSE:
-                    has_null = Distinct(Project(Filter(sub_c.node, y_null, span=span), (), span=span), span=span)
-                    parts.append(_columns_only(Join(demand.node, has_null, (), span=span), demand.node, span))
-                x_null = Rel(demand.node, demand.columns).value(len(demand.columns) - 1).null
-                if x_null != FALSE:
-                    nonempty = Distinct(Project(sub_c.node, (), span=span), span=span)
-                    parts.append(_columns_only(Join(Filter(demand.node, x_null, span=span), nonempty, (), span=span), demand.node, span))
-    m = parts[0] if len(parts) == 1 else Distinct(Union(tuple(parts), span=span), span=span)
-    keys = tuple((i, i) for i in range(width))
-    if negated:
-        node_out = Antijoin(left.node, m, keys, span=span)
-    else:
-        node_out = Project(Join(left.node, m, keys, span=span), tuple(Col(i, tp) for i, tp in enumerate(left.node.types)), span=span)
-    out = Rel(node_out, left.columns)
-    if x is not None:  # drop x's columns again
-        out = Rel(out.node, out.columns[:-1])
-    return out
+    if x is None:  # EXISTS: never NULL
+        return matched(TRUE), None
+    y = d_rel.value(0)
+    eq = compare(Env(t, d_rel), "=", xd, y, node)
+    parts = []
+    if unknown:
+        if correlated:
+            parts.append(matched(or_(xd.null, y.null)))
+        else:
+            sub_c = sub.compact(span)
+            y_null = sub_c.value(0).null
+            if y_null != FALSE:
+                has_null = Distinct(Project(Filter(sub_c.node, y_null, span=span), (), span=span), span=span)
+                parts.append(_columns_only(Join(demand.node, has_null, (), span=span), demand.node, span))
+            x_null = Rel(demand.node, demand.columns).value(len(demand.columns) - 1).null
+            if x_null != FALSE:
+                nonempty = Distinct(Project(sub_c.node, (), span=span), span=span)
+                parts.append(_columns_only(Join(Filter(demand.node, x_null, span=span), nonempty, (), span=span), demand.node, span))
+    maybe = None if not parts else parts[0] if len(parts) == 1 else Distinct(Union(tuple(parts), span=span), span=span)
+    return matched(eq.true), maybe
 
 
 def _columns_of(rel: Rel, values, span):

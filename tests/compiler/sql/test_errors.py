@@ -28,6 +28,12 @@ CASES = [
         "  where not exists (select 1 from r where r.v = e.dst)) select v from r",
         UnsupportedSQLError, 2, 35, "recursive CTE 'r' is read under NOT EXISTS / NOT IN in the definition of 'r': not monotone",
     ),
+    (
+        "with recursive r(v, f) as (select 0, false union select e.dst, e.dst in (select v from r)\n"
+        "  from edge e join r on r.v = e.src) select v from r",
+        UnsupportedSQLError, 1, 88,
+        "recursive CTE 'r' is read under EXISTS / IN used as a value (it may turn from false to true) in the definition of 'r': not monotone",
+    ),
     ("select a from t intersect all select a from s", UnsupportedSQLError, 1, 8, "INTERSECT ALL is not supported (INTERSECT and EXCEPT are)"),
     # A view's query that does not parse (sqlglot keeps the statement as text): its own error, where it is.
     ("select 1;\n  create view v as select a from t where;", ParseError, 2, 36, "incomplete WHERE: its operand is missing"),
