@@ -434,24 +434,38 @@ def _in(env: Env, e) -> Value:
     return boolean(or_(*(t.true for t in tests)), and_(*(t.false for t in tests)))
 
 
-def _like(env: Env, e) -> Value:
+def _like(env: Env, e, escape_char: str | None = None) -> Value:
     s = translate(env, e.this)
     pattern = e.expression
     if not (isinstance(pattern, exp.Literal) and pattern.is_string):
         raise env.t.error(UnsupportedSQLError, "LIKE needs a constant string pattern", pattern)
-    if e.args.get("escape") is not None:
-        raise env.t.error(UnsupportedSQLError, "LIKE ... ESCAPE is not supported", e)
     if s.type != TEXT:
         raise env.t.error(TypeMismatchError, f"LIKE needs a text, but {show(e.this)} is {_type_word(s.type)}", e.this)
     text, value = pattern.this, s.value
     if isinstance(e, exp.ILike):
         text, value = text.lower(), Call("lower", (value,))
     # The pattern is the `match` op's: Soufflé's regex dialect, over UTF-8 bytes.
-    regex = "".join(f"{ANY_CHARACTER}*" if ch == "%" else ANY_CHARACTER if ch == "_" else escape(ch) for ch in text)
-    test = Call("match", (Const(regex, "symbol"), value))
+    parts, chars = [], iter(text)
+    for ch in chars:
+        if ch == escape_char:  # the next character as itself
+            ch = next(chars, None)
+            if ch is None:
+                raise env.t.error(UnsupportedSQLError, "a LIKE pattern cannot end with its ESCAPE character", pattern)
+            parts.append(escape(ch))
+        else:
+            parts.append(f"{ANY_CHARACTER}*" if ch == "%" else ANY_CHARACTER if ch == "_" else escape(ch))
+    test = Call("match", (Const("".join(parts), "symbol"), value))
     known = not_(s.null)
     result = boolean(and_(known, test), and_(known, not_(test)))
     return boolean(result.false, result.true) if e.args.get("negate") else result
+
+
+def _like_escape(env: Env, e) -> Value:
+    """x LIKE pattern ESCAPE 'c': c makes the character after it, % and _ too, itself."""
+    char = e.expression
+    if not isinstance(e.this, (exp.Like, exp.ILike)) or not (isinstance(char, exp.Literal) and char.is_string and len(char.this) == 1):
+        raise env.t.error(UnsupportedSQLError, "ESCAPE needs a LIKE and one constant character", e)
+    return _like(env, e.this, char.this)
 
 
 # ---- conditionals -------------------------------------------------------------------------------
@@ -650,6 +664,7 @@ _HANDLERS = {
     exp.Ceil: _rounding("ceil"),
     exp.Round: _rounding("round"),
     exp.NullSafeEQ: _distinct_from,
+    exp.Escape: _like_escape,
     exp.NullSafeNEQ: _distinct_from,
     exp.And: _and,
     exp.Or: _or,

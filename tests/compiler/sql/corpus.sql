@@ -23,6 +23,7 @@ select a, c from t where c like '%e';
 select a, c from t where c like '_a%';
 select a, c from t where c not like '%a%';
 select a, c from t where c ilike 'a%';
+select a, c from t where c like 'a!%%' escape '!' or c not like '%!_' escape '!';
 select a, b from t where a between 1 and 3;
 select a, b from t where a not between 1 and 3;
 select a, b from t where a in (1, 3, 5);
