@@ -58,7 +58,7 @@ class Env:
 
     def __init__(self, t, rel: Rel, grouped: dict | None = None):
         self.t, self.rel, self.grouped = t, rel, grouped
-        self.evaluated = TRUE  # on which rows the expression being translated is evaluated (see `_evaluated_where`)
+        self.evaluated = TRUE  # on which rows the expression being translated is evaluated (see `evaluated_where`)
 
 
 def translate(env: Env, e) -> Value:
@@ -302,8 +302,9 @@ def _rounding(op: str):
         quotient, remainder = Call("/", (a.value, scale)), Call("%", (a.value, scale))  # both truncate, as C
         away = Call(">=", (Call("*", (if_(Call("<", (remainder, ZERO[INT])), Call("neg", (remainder,)), remainder), Const(2, "number"))), scale))
         sign = if_(Call("<", (a.value, ZERO[INT])), Const(-1, "number"), Const(1, "number"))
-        rounded = Call("*", (Call("+", (quotient, if_(away, sign, ZERO[INT]))), scale))
-        in_floats = Call("*", (Call("to_float", (Call("+", (quotient, if_(away, sign, ZERO[INT]))),)), Call("to_float", (scale,))))
+        units = Call("+", (quotient, if_(away, sign, ZERO[INT])))  # of `scale`, rounded
+        rounded = Call("*", (units, scale))
+        in_floats = Call("*", (Call("to_float", (units,)), Call("to_float", (scale,))))
         overflow_check(env, and_(not_(a.null), wrapped_around(rounded, in_floats)), e)
         return Value(rounded, a.null, INT)
 

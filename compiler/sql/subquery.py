@@ -109,8 +109,7 @@ def membership_value(env: Env, node) -> Value:
     t = env.t
     span = t.span(node)
     rel = env.rel
-    keep = tuple(Col(i, tp) for i, tp in enumerate(rel.node.types))
-    if isinstance(node, exp.In):
+    if isinstance(node, exp.In):  # x as a new last column (translating it may widen env.rel)
         x = translate(env, node.this)
         rel = env.rel
         keep = tuple(Col(i, tp) for i, tp in enumerate(rel.node.types))
