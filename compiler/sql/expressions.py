@@ -376,6 +376,10 @@ def float_test(op: str, a, b):
 
 
 def _comparison(env: Env, e) -> Value:
+    if isinstance(e.expression, (exp.Any, exp.All)):  # x op ANY / ALL (subquery)
+        from compiler.sql.subquery import membership_value
+
+        return membership_value(env, e)
     return compare(env, _COMPARE[type(e)], translate(env, e.this), translate(env, e.expression), e)
 
 

@@ -13,8 +13,9 @@ from empty: with UNION (or a query whose rows are a set) a set, so it
 terminates on cyclic data like Datalog does. Inside the group, a CTE may
 not be read under NOT EXISTS / NOT IN / EXCEPT, the padded side of an
 outer join, COUNT/SUM/AVG, LIMIT/OFFSET, a scalar subquery, or MIN/MAX
-inside EXISTS or IN (none is monotone: more rows of the CTE could take
-rows away); MIN and MAX are allowed otherwise. Subqueries that read other
+inside EXISTS or IN, ANY or ALL (subquery), or EXISTS / IN used as a value
+rather than a WHERE condition (none is monotone, or not planned as such: more
+rows of the CTE could take rows away); MIN and MAX are allowed otherwise. Subqueries that read other
 tables -- correlated or not -- may appear anywhere in a member.
 
 A group whose members take MIN or MAX may have no fixpoint: such a loop that
@@ -157,6 +158,8 @@ def _check_monotone(t, member, branch, names) -> None:
                 bad = "NOT EXISTS / NOT IN"
             elif (isinstance(node, exp.Exists) or (isinstance(node, exp.In) and child is node.args.get("query"))) and not _filters(node):
                 bad = "EXISTS / IN used as a value (it may turn from false to true)"
+            elif isinstance(node, (exp.All, exp.Any)):
+                bad = f"{node.key.upper()} (subquery)"
             elif isinstance(node, exp.Except) and child is node.expression:
                 bad = "the right side of EXCEPT"
             elif isinstance(node, exp.Join):
@@ -186,7 +189,8 @@ def _filters(node) -> bool:
 
 def _is_scalar_subquery(node) -> bool:
     """A subquery used as a value (not a FROM item, an IN list, a CTE or a set operation's side)."""
-    return isinstance(node, exp.Subquery) and not isinstance(node.parent, (exp.From, exp.Join, exp.In, exp.CTE, exp.SetOperation, exp.Subquery))
+    return isinstance(node, exp.Subquery) and not isinstance(node.parent, (exp.From, exp.Join, exp.In, exp.CTE, exp.SetOperation, exp.Subquery,
+                                                                           exp.Any, exp.All))
 
 
 def _define_recursive(t, ctes) -> None:

@@ -75,10 +75,22 @@ def _outer(rel: Rel) -> list[Column]:
 
 
 def _query_of(node):
-    q = node.this if isinstance(node, exp.Exists) else node.args["query"]
+    if isinstance(node, exp.Exists):
+        q = node.this
+    elif isinstance(node, exp.In):
+        q = node.args["query"]
+    else:  # x op ANY / ALL (q)
+        q = node.expression.this
     while isinstance(q, exp.Subquery):
         q = q.this
     return q
+
+
+def _operator(node) -> str:
+    """The comparison `x ... (q)` tests: = for IN, op for op ANY / ALL (q)."""
+    from compiler.sql.expressions import _COMPARE
+
+    return "=" if isinstance(node, exp.In) else _COMPARE[type(node)]
 
 
 def _semi(t, rel: Rel, negated: bool, node) -> Rel:
@@ -107,9 +119,13 @@ def membership_value(env: Env, node) -> Value:
     rows of env.rel get flags for whether it holds and whether it is unknown (NULL), as new
     last columns of env.rel (its columns keep their places: values already made read them)."""
     t = env.t
+    if isinstance(getattr(node, "expression", None), exp.All):  # x op ALL (q) is NOT (x not-op ANY (q))
+        opposite = {exp.EQ: exp.NEQ, exp.NEQ: exp.EQ, exp.LT: exp.GTE, exp.LTE: exp.GT, exp.GT: exp.LTE, exp.GTE: exp.LT}[type(node)]
+        some = membership_value(env, opposite(this=node.this, expression=exp.Any(this=node.expression.this)))
+        return boolean(some.false, some.true)
     span = t.span(node)
     rel = env.rel
-    if isinstance(node, exp.In):  # x as a new last column (translating it may widen env.rel)
+    if not isinstance(node, exp.Exists):  # x as a new last column (translating it may widen env.rel)
         x = translate(env, node.this)
         rel = env.rel
         keep = tuple(Col(i, tp) for i, tp in enumerate(rel.node.types))
@@ -142,7 +158,7 @@ def _membership(t, left: Rel, node, unknown: bool):
     span = t.span(node)
     q = _query_of(node)
     correlated = outer_references(q)
-    x = left.value(len(left.columns) - 1) if isinstance(node, exp.In) else None
+    x = None if isinstance(node, exp.Exists) else left.value(len(left.columns) - 1)
     demand = Rel(Distinct(left.node, span=span), tuple(_outer(left)))
     if correlated:
         if not isinstance(q, exp.Select):
@@ -161,7 +177,8 @@ def _membership(t, left: Rel, node, unknown: bool):
         d_rel = sub.compact(span).cross(demand, span)
         d_values = [d_rel.value(len(sub_cols) + i) for i in range(len(demand.columns))]
     if x is not None and len(sub_cols) != 1:
-        raise t.error(UnsupportedSQLError, f"IN (subquery) needs a subquery of one column, not {len(sub_cols)}", q)
+        what = "IN (subquery)" if isinstance(node, exp.In) else "a comparison with ANY / ALL (subquery)"
+        raise t.error(UnsupportedSQLError, f"{what} needs a subquery of one column, not {len(sub_cols)}", q)
     xd = d_values[-1] if x is not None else None  # x as a demand column
 
     def matched(pred) -> object:
@@ -171,7 +188,7 @@ def _membership(t, left: Rel, node, unknown: bool):
     if x is None:  # EXISTS: never NULL
         return matched(TRUE), None
     y = d_rel.value(0)
-    eq = compare(Env(t, d_rel), "=", xd, y, node)
+    eq = compare(Env(t, d_rel), _operator(node), xd, y, node)
     parts = []
     if unknown:
         if correlated:

@@ -118,6 +118,8 @@ select e.src, count(*) as out_degree from edge e group by e.src;
 select a, a in (select a from s), a not in (select b from s) from t;
 select a, b, exists (select 1 from s where s.a = t.a and s.b > t.b) from t;
 select a, b from t where a in (select a from s) or b > 3;
+select a, b, b > all (select b from s), b <= any (select b from s where s.a = t.a) from t;
+select a, b from t where b >= all (select b from s where s.a = t.a);
 select a, case when not exists (select 1 from s where s.e = t.c) then c end from t;
 select a, n from (select a, count(*) as n from t group by a) as g where n > 1;
 select x from (select a + b as x from t) as q where x > 2;
