@@ -196,9 +196,9 @@ def _join(t, rel: Rel, join: exp.Join) -> Rel:
         return crossed
     env = Env(t, crossed)
     cond = condition(env, on)
-    if env.rel is not crossed:  # a scalar subquery widened the rows: the outer-join parts below assume they did not
-        raise t.error(UnsupportedSQLError, "a subquery in JOIN ... ON is not supported (move it to WHERE)", on.find(exp.Subquery) or on)
-    inner = crossed.filter(cond.true, span)
+    inner = env.rel.filter(cond.true, span)
+    if env.rel is not crossed:  # a subquery in ON added columns of its own after the join's: dropped again
+        inner = project(inner, [(c.table, c.name, inner.value(i)) for i, c in enumerate(crossed.columns)], span)
     if not side:
         return inner
     parts = [inner]
