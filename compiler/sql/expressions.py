@@ -553,11 +553,12 @@ def _cast(env: Env, e) -> Value:
     v = translate(env, e.this)
     t = cast_target(env, e.args["to"])
     safe = isinstance(e, exp.TryCast) or e.args.get("safe")
-    if v.type == TEXT and t in (INT, FLOAT) and not safe:
-        raise env.t.error(UnsupportedSQLError, f"CAST of text to {_type_word(t)} is supported as TRY_CAST only (an error for bad text)", e)
     out = cast_value(v, t)
     if out is None:
         raise env.t.error(UnsupportedSQLError, f"CAST of {_type_word(v.type)} to {_type_word(t)} is not supported", e)
+    if v.type == TEXT and t in (INT, FLOAT) and not safe:  # a text that is not a number: NULL for TRY_CAST, else an error
+        runtime_check(env, and_(not_(v.null), out.null), e, f"{show(e)}: a text that is not {_type_word(t)}")
+        return Value(out.value, v.null, t)
     if v.type == FLOAT and t == INT:  # a float outside int64's range (or NaN): NULL for TRY_CAST, else an error
         fits = and_(Call(">=", (v.value, Const(-(2.0**63), "float"))), Call("<", (v.value, Const(2.0**63, "float"))))
         if safe:

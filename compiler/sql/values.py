@@ -178,8 +178,13 @@ def cast_value(v: Value, t: str) -> Value | None:
         return Value(nonzero, v.null, BOOL)
     if t == TEXT and v.type == BOOL:
         return Value(if_(v.value, Const("true", "symbol"), Const("false", "symbol")), v.null, TEXT)
-    if t == INT and v.type == TEXT:  # NULL where the text is not an integer
-        return Value(Call("to_number", (v.value,)), or_(v.null, not_(Call("is_number", (v.value,)))), INT)
+    if t == INT and v.type == TEXT:  # a decimal rounds halves away from zero, as DuckDB's; NULL where it is no number
+        integer = Call("is_number", (v.value,))
+        number = Call("parse_float", (v.value,))
+        rounded = Call("round", (number, Const(0, "number")))
+        fits = and_(Call("is_float", (v.value,)), Call(">=", (rounded, Const(-(2.0**63), "float"))), Call("<", (rounded, Const(2.0**63, "float"))))
+        value = if_(integer, Call("to_number", (v.value,)), Call("to_int", (rounded,)))
+        return Value(value, or_(v.null, and_(not_(integer), not_(fits))), INT)
     if t == FLOAT and v.type == TEXT:  # NULL where the text is not a number
         return Value(Call("parse_float", (v.value,)), or_(v.null, not_(Call("is_float", (v.value,)))), FLOAT)
     return None

@@ -51,6 +51,7 @@ select t.a, s.b from t join s on t.a is not distinct from s.a;
 select d, floor(d), ceil(d), round(d), round(d, 1), round(d, -1), floor(a), round(a), round(a, -1) from t;
 select a, c || a, c || d, cast(a > 1 as text) from t;
 select a, d, cast(a as bool), cast(d as bool), try_cast(cast(d as text) as double), try_cast(c as double) from t;
+select a, cast(cast(a as text) as bigint), cast(cast(d as text) as double), try_cast(c as bigint), try_cast(cast(d as text) as bigint) from t;
 select c || '!' as x from t;
 select concat(c, '-', cast(a as varchar)) as x from t;
 select greatest(a, b) as g, least(a, b) as l from t;
