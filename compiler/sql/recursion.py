@@ -14,9 +14,10 @@ terminates on cyclic data like Datalog does. Inside the group, a CTE may
 not be read under NOT EXISTS / NOT IN / EXCEPT, the padded side of an
 outer join, COUNT/SUM/AVG, LIMIT/OFFSET, a scalar subquery, or MIN/MAX
 inside EXISTS or IN, ANY or ALL (subquery), or EXISTS / IN used as a value
-rather than a WHERE condition (none is monotone, or not planned as such: more
-rows of the CTE could take rows away); MIN and MAX are allowed otherwise. Subqueries that read other
-tables -- correlated or not -- may appear anywhere in a member.
+rather than a WHERE condition (none is monotone, or not planned as such:
+more rows of the CTE could take rows away); MIN and MAX are allowed
+otherwise. Subqueries that read other tables -- correlated or not -- may
+appear anywhere in a member.
 
 A group whose members take MIN or MAX may have no fixpoint: such a loop that
 has not settled after the recursion limit's number of iterations is an error
