@@ -93,14 +93,22 @@ def _operator(node) -> str:
     return "=" if isinstance(node, exp.In) else _COMPARE[type(node)]
 
 
+def _compared(node) -> list:
+    """The expressions `x` of `x IN (q)` or `x op ANY (q)`: several for a row `(a, b) IN (q)`."""
+    if isinstance(node, exp.Exists):
+        return []
+    return list(node.this.expressions) if isinstance(node.this, exp.Tuple) else [node.this]
+
+
 def _semi(t, rel: Rel, negated: bool, node) -> Rel:
     """The rows of rel for which `[NOT] EXISTS (q)` / `x [NOT] IN (q)` is TRUE."""
     span = t.span(node)
     left = rel.compact(span)
-    if isinstance(node, exp.In):
+    compared = _compared(node)
+    if compared:
         env = Env(t, left)
-        x = translate(env, node.this)
-        left = project(env.rel, [(c.table, c.name, env.rel.value(i)) for i, c in enumerate(env.rel.columns)] + [(None, None, x)], span)
+        xs = [translate(env, e) for e in compared]
+        left = project(env.rel, [(c.table, c.name, env.rel.value(i)) for i, c in enumerate(env.rel.columns)] + [(None, None, x) for x in xs], span)
     holds, unknown = _membership(t, left, node, unknown=negated)
     m = holds if unknown is None else Distinct(Union((holds, unknown), span=span), span=span)
     keys = tuple((i, i) for i in range(left.node.arity))
@@ -108,10 +116,7 @@ def _semi(t, rel: Rel, negated: bool, node) -> Rel:
         node_out = Antijoin(left.node, m, keys, span=span)
     else:
         node_out = Project(Join(left.node, m, keys, span=span), tuple(Col(i, tp) for i, tp in enumerate(left.node.types)), span=span)
-    out = Rel(node_out, left.columns)
-    if isinstance(node, exp.In):  # drop x's columns again
-        out = Rel(out.node, out.columns[:-1])
-    return out
+    return Rel(node_out, left.columns[: len(left.columns) - len(compared)])  # x's columns dropped again
 
 
 def membership_value(env: Env, node) -> Value:
@@ -125,11 +130,12 @@ def membership_value(env: Env, node) -> Value:
         return boolean(some.false, some.true)
     span = t.span(node)
     rel = env.rel
-    if not isinstance(node, exp.Exists):  # x as a new last column (translating it may widen env.rel)
-        x = translate(env, node.this)
+    compared = _compared(node)
+    if compared:  # x as new last columns (translating it may widen env.rel)
+        xs = [translate(env, e) for e in compared]
         rel = env.rel
         keep = tuple(Col(i, tp) for i, tp in enumerate(rel.node.types))
-        exprs, columns = stored_layout([(None, None, x)])
+        exprs, columns = stored_layout([(None, None, x) for x in xs])
         shift = rel.node.arity
         moved = tuple(replace(c, value=c.value + shift, null=None if c.null is None else c.null + shift) for c in columns)
         rel = Rel(Project(rel.node, keep + exprs, span=span), rel.columns + moved)
@@ -152,13 +158,15 @@ def membership_value(env: Env, node) -> Value:
 
 
 def _membership(t, left: Rel, node, unknown: bool):
-    """For `EXISTS (q)` or `x IN (q)` (x: left's last column), the distinct rows of left for
-    which it is TRUE, and (if `unknown`, for IN) those for which it may be NULL (x NULL and
-    q non-empty, or q with a NULL: SQL's NULL rules), or None where there are none."""
+    """For `EXISTS (q)` or `x IN (q)` (x: left's last column, or last columns for a row), the
+    distinct rows of left for which it is TRUE, and (if `unknown`, for IN) those for which it
+    may be NULL (x NULL and q non-empty, or q with a NULL: SQL's NULL rules), or None where
+    there are none."""
     span = t.span(node)
     q = _query_of(node)
     correlated = outer_references(q)
-    x = None if isinstance(node, exp.Exists) else left.value(len(left.columns) - 1)
+    k = len(_compared(node))
+    x = None if k == 0 else left.value(len(left.columns) - 1)
     demand = Rel(Distinct(left.node, span=span), tuple(_outer(left)))
     if correlated:
         if not isinstance(q, exp.Select):
@@ -176,9 +184,9 @@ def _membership(t, left: Rel, node, unknown: bool):
         sub_cols = sub.columns
         d_rel = sub.compact(span).cross(demand, span)
         d_values = [d_rel.value(len(sub_cols) + i) for i in range(len(demand.columns))]
-    if x is not None and len(sub_cols) != 1:
+    if x is not None and len(sub_cols) != k:
         what = "IN (subquery)" if isinstance(node, exp.In) else "a comparison with ANY / ALL (subquery)"
-        raise t.error(UnsupportedSQLError, f"{what} needs a subquery of one column, not {len(sub_cols)}", q)
+        raise t.error(UnsupportedSQLError, f"{what} needs a subquery of {'one column' if k == 1 else f'{k} columns'}, not {len(sub_cols)}", q)
     xd = d_values[-1] if x is not None else None  # x as a demand column
 
     def matched(pred) -> object:
@@ -187,6 +195,11 @@ def _membership(t, left: Rel, node, unknown: bool):
 
     if x is None:  # EXISTS: never NULL
         return matched(TRUE), None
+    if k > 1:  # a row: equal when every column is; unknown when none differs and one is NULL
+        tests = [compare(Env(t, d_rel), "=", xi, d_rel.value(i), node) for i, xi in enumerate(d_values[-k:])]
+        equal, differ = and_(*(c.true for c in tests)), or_(*(c.false for c in tests))
+        nullable = correlated or any(v.null != FALSE for v in d_values[-k:] + [d_rel.value(i) for i in range(k)])
+        return matched(equal), (matched(and_(not_(equal), not_(differ))) if unknown and nullable else None)
     y = d_rel.value(0)
     eq = compare(Env(t, d_rel), _operator(node), xd, y, node)
     parts = []

@@ -121,6 +121,8 @@ select a, b, exists (select 1 from s where s.a = t.a and s.b > t.b) from t;
 select a, b from t where a in (select a from s) or b > 3;
 select a, b, b > all (select b from s), b <= any (select b from s where s.a = t.a) from t;
 select a, b from t where b >= all (select b from s where s.a = t.a);
+select a, b, (a, b) in (select a, b from s), (b, a) not in (select a, b from s where b > 0) from t;
+select a, b from t where (a, b) not in (select a, b from s);
 select t.a, s.b from t left join s on t.a = s.a and s.b in (select b from s where e > 'b');
 select t.a, s.a from t join s on t.b < (select max(b) from s) and t.a = s.a;
 select a, case when not exists (select 1 from s where s.e = t.c) then c end from t;
