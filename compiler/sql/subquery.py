@@ -139,9 +139,10 @@ def membership_value(env: Env, node) -> Value:
         shift = rel.node.arity
         moved = tuple(replace(c, value=c.value + shift, null=None if c.null is None else c.null + shift) for c in columns)
         rel = Rel(Project(rel.node, keep + exprs, span=span), rel.columns + moved)
-    holds, unknown = _membership(t, rel, node, unknown=True)
+    left = rel.compact(span)  # the demand's rows: exactly the SQL columns' plan columns, in order
+    holds, unknown = _membership(t, left, node, unknown=True)
     width = rel.node.arity
-    keys = tuple((i, i) for i in range(width))
+    keys = tuple(pair for c, d in zip(rel.columns, left.columns) for pair in ((c.value, d.value), (c.null, d.null)) if pair[0] is not None)
     flagged = rel.node
     for flags in (holds, unknown):
         if flags is None:
