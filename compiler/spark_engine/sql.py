@@ -42,14 +42,14 @@ def run_sql(program, spark, inputs: dict | None = None, **options) -> dict[str, 
             if missing is not None:
                 not_null[name] = missing
         if not_null:  # one job for every table with NOT NULL columns
-            found = _first_rows(not_null)
+            found = _found(not_null)
             if found:
                 name = min(found)
                 columns = [c for c, _, nullable in program.tables[name].columns if not nullable]
                 raise SparkEngineError(f"table {name!r}: a NULL in a NOT NULL column ({', '.join(columns)})")
         result = run_plan(program.plan, spark, frames, **options)
         if program.checks:  # one job for every check: the rows of those with a row
-            found = _check_rows({name: result.outputs[name] for name in program.checks})
+            found = _found({name: result.outputs[name] for name in program.checks}, values=True)
             for name in program.checks:
                 if name in found:
                     raise program.check_error(name, found[name])
@@ -58,26 +58,18 @@ def run_sql(program, spark, inputs: dict | None = None, **options) -> dict[str, 
         spark.conf.set("spark.sql.ansi.enabled", ansi)
 
 
-def _first_rows(frames: dict) -> set:
-    """The names of the DataFrames that have a row, by one Spark job."""
+def _found(frames: dict, values: bool = False) -> dict:
+    """{name: [(value,), ...]} of the DataFrames that have a row, by one Spark job: with
+    `values`, the distinct values of each one's first column (a check's rows), else one."""
     names = list(frames)
     union = None
     for i, n in enumerate(names):
-        part = frames[n].limit(1).selectExpr(f"{i} AS found")
-        union = part if union is None else union.unionAll(part)
-    return {names[r[0]] for r in union.collect()}
-
-
-def _check_rows(frames: dict) -> dict:
-    """{name: rows} of the check bindings' DataFrames that have rows, by one Spark job."""
-    names = list(frames)
-    union = None
-    for i, n in enumerate(names):
-        part = frames[n].selectExpr(f"{i} AS check", f"{frames[n].columns[0]} AS which").distinct()
+        df = frames[n]
+        part = df.selectExpr(f"{i} AS found", f"{df.columns[0]} AS value").distinct() if values else df.limit(1).selectExpr(f"{i} AS found", "0 AS value")
         union = part if union is None else union.unionAll(part)
     found: dict = {}
-    for check, which in union.collect():
-        found.setdefault(names[check], []).append((which,))
+    for i, value in union.collect():
+        found.setdefault(names[i], []).append((value,))
     return found
 
 

@@ -556,15 +556,15 @@ def _cast(env: Env, e) -> Value:
     out = cast_value(v, t)
     if out is None:
         raise env.t.error(UnsupportedSQLError, f"CAST of {_type_word(v.type)} to {_type_word(t)} is not supported", e)
-    if v.type == TEXT and t in (INT, FLOAT) and not safe:  # a text that is not a number: NULL for TRY_CAST, else an error
-        runtime_check(env, and_(not_(v.null), out.null), e, f"{show(e)}: a text that is not {_type_word(t)}")
-        return Value(out.value, v.null, t)
-    if v.type == FLOAT and t == INT:  # a float outside int64's range (or NaN): NULL for TRY_CAST, else an error
-        fits = and_(Call(">=", (v.value, Const(-(2.0**63), "float"))), Call("<", (v.value, Const(2.0**63, "float"))))
-        if safe:
-            return Value(out.value, or_(out.null, not_(fits)), INT)
-        overflow_check(env, and_(not_(v.null), not_(fits)), e)
-    return out
+    if safe or out.null == v.null:
+        return out
+    # A conversion that can fail (a float outside int64, a text that is no number): an error where it does.
+    fails = and_(not_(v.null), out.null)
+    if v.type == FLOAT:
+        overflow_check(env, fails, e)
+    else:
+        runtime_check(env, fails, e, f"{show(e)}: a text that is not {_type_word(t)}")
+    return Value(out.value, v.null, t)
 
 
 def _text(env: Env, node) -> Value:

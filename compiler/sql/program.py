@@ -470,12 +470,13 @@ class SQLSession(Session):
         by their codes (compiler.sql.values.Value.canonical)."""
         table = self.program.tables[relation]
         floats = [v for (v, _), (_, ty, _) in zip(table.layout, table.columns) if ty == FLOAT]
-        codes = data[floats]
-        nan = np.isnan(decode_floats(codes)) & (codes != NAN_CODE)
-        negative_zero = codes == NEGATIVE_ZERO
-        if nan.any() or negative_zero.any():
-            data = data.copy()
-            data[floats] = np.where(negative_zero, 0, np.where(nan, NAN_CODE, codes))
+        if floats:  # (every update passes here: no work for tables without floats)
+            codes = data[floats]
+            nan = np.isnan(decode_floats(codes)) & (codes != NAN_CODE)
+            negative_zero = codes == NEGATIVE_ZERO
+            if nan.any() or negative_zero.any():
+                data = data.copy()
+                data[floats] = np.where(negative_zero, 0, np.where(nan, NAN_CODE, codes))
         super()._submit(relation, handle, data, diff, time)
 
     def _advance(self, time: int):

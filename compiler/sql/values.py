@@ -160,15 +160,16 @@ def null_flag(value: Value) -> Expr:
 
 
 def cast_value(v: Value, t: str) -> Value | None:
-    """v converted to SQL type t, or None if SQL has no such conversion here."""
+    """v converted to SQL type t (NULL where the conversion fails: TRY_CAST's meaning), or
+    None if SQL has no such conversion here."""
     if v.type == t:
         return v
     if v.null == TRUE:  # an untyped NULL takes any type
         return Value(ZERO[t], TRUE, t)
     if t == FLOAT and v.type == INT:
         return Value(Call("to_float", (v.value,)), v.null, FLOAT)
-    if t == INT and v.type == FLOAT:
-        return Value(Call("to_int", (v.value,)), v.null, INT)
+    if t == INT and v.type == FLOAT:  # NULL outside int64's range (and for NaN)
+        return Value(Call("to_int", (v.value,)), or_(v.null, not_(fits_int64(v.value))), INT)
     if t == INT and v.type == BOOL:
         return Value(if_(v.value, ONE, ZERO[INT]), v.null, INT)
     if t == TEXT and v.type in (INT, FLOAT):
@@ -182,12 +183,17 @@ def cast_value(v: Value, t: str) -> Value | None:
         integer = Call("is_number", (v.value,))
         number = Call("parse_float", (v.value,))
         rounded = Call("round", (number, Const(0, "number")))
-        fits = and_(Call("is_float", (v.value,)), Call(">=", (rounded, Const(-(2.0**63), "float"))), Call("<", (rounded, Const(2.0**63, "float"))))
+        fits = and_(Call("is_float", (v.value,)), fits_int64(rounded))
         value = if_(integer, Call("to_number", (v.value,)), Call("to_int", (rounded,)))
         return Value(value, or_(v.null, and_(not_(integer), not_(fits))), INT)
     if t == FLOAT and v.type == TEXT:  # NULL where the text is not a number
         return Value(Call("parse_float", (v.value,)), or_(v.null, not_(Call("is_float", (v.value,)))), FLOAT)
     return None
+
+
+def fits_int64(x: Expr) -> Expr:
+    """Whether the float x is in int64's range (NaN is not)."""
+    return and_(Call(">=", (x, Const(-(2.0**63), "float"))), Call("<", (x, Const(2.0**63, "float"))))
 
 
 def common_type(a: str, b: str) -> str | None:
