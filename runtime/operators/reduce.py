@@ -34,6 +34,7 @@ from runtime.symbols import decode_floats, encode_floats
 from runtime.grouping import dense_ids, run_starts, sort_rows, sum_by, unique_pairs
 from runtime.operators import reduce_kernels as kernels
 from runtime.operators.arrange import Arranged
+from runtime.operators.seen_keys import SeenKeys
 from runtime.parallel import both, split_point
 from runtime.times import ALTNEU, Antichain
 from runtime.trace import ArrangedBatch, Trace
@@ -205,6 +206,9 @@ class ReduceOp(Operator):
         self.pending_key = np.zeros((self.key_arity, 0), INT)
         self.pending_time = np.zeros((lat.depth, 0), INT)
         self.pending_work: dict[tuple, _Deferred] = {}
+        # The keys output so far, while the input has had only insertions: a first load's
+        # rounds are an anti-join with them (runtime.operators.seen_keys).
+        self._seen = SeenKeys(self.key_arity) if self._fused and self.key_arity else None
         super().__init__(dataflow, [[source.stream]], [lat], [lat])
 
     def arranged(self) -> Arranged:
@@ -248,6 +252,9 @@ class ReduceOp(Operator):
         if len(received) > 1 or (sort and key.shape[1] >= split):
             key, time, kept_key, kept_time = kernels.ready_work(key, time, kept_key, kept_time, frontier.columns())
             sort = False
+        if before and not sort and self._first_outputs(key, time, frontier):
+            self._keep(kept_key, kept_time)
+            return
         if not key.shape[1] and not sort:
             self._keep(kept_key, kept_time)
             return
@@ -257,6 +264,24 @@ class ReduceOp(Operator):
         if len(out_d):
             # Keys come in order and each key's corrections in time order: already arranged.
             self._emit(ArrangedBatch(out_key, out_key[:0], out_t, out_d))
+
+    def _first_outputs(self, key, time, frontier: Antichain) -> bool:
+        """A run that need not read its input, at one time, complete: +1 at that time for each
+        key never output before (runtime.operators.seen_keys). False, having done nothing, when
+        the run is not such a run or the seen keys are given up."""
+        if not key.shape[1] or self._seen_keys() is None:
+            return False
+        if (time != time[:, :1]).any() or frontier.in_advance_mask(time[:, :1])[0]:
+            return False
+        fresh = self._seen.unseen(key)
+        if fresh is None:
+            self._seen = None
+            return False
+        if len(fresh):
+            out_key = key[:, fresh]
+            self._emit(ArrangedBatch(out_key, out_key[:0], np.repeat(time[:, :1], len(fresh), axis=1), np.ones(len(fresh), INT)),
+                       marked=True)
+        return True
 
     def _run_general(self, received, frontier: Antichain) -> None:
         keys, times = [], []
@@ -406,7 +431,16 @@ class ReduceOp(Operator):
             work = self.pending_work[loop_coords] = _Deferred()
         work.add(key, time)
 
-    def _emit(self, out: ArrangedBatch) -> None:
+    def _seen_keys(self) -> SeenKeys | None:
+        """The keys output so far, while they can tell: given up for good once the input has
+        had a deletion."""
+        if self._seen is not None and not self.in_trace.only_insertions:
+            self._seen = None
+        return self._seen
+
+    def _emit(self, out: ArrangedBatch, marked: bool = False) -> None:
+        if not marked and self._seen_keys() is not None and not self._seen.mark(out.key):
+            self._seen = None
         self.out_trace.insert(out)
         self.send(out)
 

@@ -8,7 +8,8 @@ import random
 import numpy as np
 
 from runtime import Dataflow
-from runtime.operators import reduce_kernels
+from runtime.operators import reduce_kernels, seen_keys
+from runtime.operators.reduce import ReduceOp
 
 
 def closure(edges):
@@ -39,14 +40,22 @@ def feed_epoch(handle, t, added, removed) -> None:
 
 
 def test_distinct_reads_its_input_again_once_it_has_had_a_removal(monkeypatch):
+    """The shortcut is the kernel told `input_before`, or the anti-join with the seen keys."""
     taken = []
     distinct = reduce_kernels.distinct
+    first_outputs = ReduceOp._first_outputs
 
     def spy(*args, **kwargs):
         taken.append(bool(kwargs.get("input_before")))
         return distinct(*args, **kwargs)
 
+    def spy_seen(self, *args):
+        done = first_outputs(self, *args)
+        taken.append(done)
+        return done
+
     monkeypatch.setattr(reduce_kernels, "distinct", spy)
+    monkeypatch.setattr(ReduceOp, "_first_outputs", spy_seen)
     df, handle, captured = closure_dataflow()
     rng = random.Random(5)
     graph = {(rng.randrange(80), rng.randrange(80)) for _ in range(160)}  # rounds of hundreds of pairs
@@ -90,3 +99,85 @@ def test_an_update_after_a_load_reads_the_old_history_in_its_own_epoch(monkeypat
         df.step()
         assert captured.contents() == {pair: 1 for pair in closure(graph)}, t
     assert not general, f"keys set aside as no chain: {general}"
+
+
+def _load_then_updates(seed: int, epochs_in_one_step: bool = False) -> None:
+    """A closure loaded, then epochs of insertions only and of removals; with
+    `epochs_in_one_step`, the load and the first insertions go in before one step (rounds then
+    hold two epochs' times). The answers are those of the definition after every step."""
+    df, handle, captured = closure_dataflow()
+    rng = random.Random(seed)
+    graph = {(rng.randrange(90), rng.randrange(90)) for _ in range(200)}
+    feed_epoch(handle, 0, sorted(graph), [])
+    if not epochs_in_one_step:
+        df.step()
+        assert captured.contents() == {pair: 1 for pair in closure(graph)}
+    added = [(rng.randrange(120), rng.randrange(120)) for _ in range(8)]
+    graph |= set(added)
+    feed_epoch(handle, 1, added, [])
+    df.step()
+    assert captured.contents() == {pair: 1 for pair in closure(graph)}
+    removed = rng.sample(sorted(graph), 10)
+    graph -= set(removed)
+    feed_epoch(handle, 2, [], removed)
+    df.step()
+    assert captured.contents() == {pair: 1 for pair in closure(graph)}
+
+
+def test_a_first_load_is_an_anti_join_with_the_keys_seen(monkeypatch):
+    """The load's large rounds take the seen keys' anti-join (runtime.operators.seen_keys),
+    not the kernel; the insertions after it, at a later epoch, do not (their input times are
+    not all before them), nor do the removals."""
+    taken = []
+    first_outputs = ReduceOp._first_outputs
+
+    def spy(self, *args):
+        done = first_outputs(self, *args)
+        taken.append(done)
+        return done
+
+    monkeypatch.setattr(ReduceOp, "_first_outputs", spy)
+    df, handle, captured = closure_dataflow()
+    rng = random.Random(3)
+    graph = {(rng.randrange(90), rng.randrange(90)) for _ in range(200)}
+    feed_epoch(handle, 0, sorted(graph), [])
+    df.step()
+    assert any(taken), "a first load's large rounds are anti-joins with the seen keys"
+    assert captured.contents() == {pair: 1 for pair in closure(graph)}
+    _load_then_updates(4)
+    _load_then_updates(5, epochs_in_one_step=True)
+
+
+def test_seen_keys_given_up_in_a_load_leave_the_output_trace_to_tell(monkeypatch):
+    """A box of keys past MAX_BITS is given up mid-load: the kernel reads the output trace from
+    then on, and the answers stay those of the definition."""
+    monkeypatch.setattr(seen_keys, "MAX_BITS", 64)
+    for seed in range(3):
+        _load_then_updates(seed)
+        _load_then_updates(seed, epochs_in_one_step=True)
+
+
+def test_keys_output_before_the_anti_join_are_seen_by_it(monkeypatch):
+    """Keys a run that read the output trace put out (a batch too small to skip the input) are
+    marked seen: a later large batch of insertions, taken by the anti-join, does not put them
+    out again."""
+    taken = []
+    first_outputs = ReduceOp._first_outputs
+
+    def spy(self, *args):
+        done = first_outputs(self, *args)
+        taken.append(done)
+        return done
+
+    monkeypatch.setattr(ReduceOp, "_first_outputs", spy)
+    df = Dataflow()
+    handle, rows = df.new_input("rows", 2)
+    captured = rows.distinct().capture()
+    small = [(i, i % 7) for i in range(50)]
+    large = small + [(i, -i) for i in range(50, 600)]
+    for t, batch in enumerate([small, large, large[::2]]):
+        handle.update_columns(np.array(batch, np.int64).T, diff=1, time=t)
+        handle.advance_to(t + 1)
+        df.step()
+    assert taken == [True, True], "the first batch is read by the kernel, the others are not"
+    assert captured.contents() == {row: 1 for row in large}

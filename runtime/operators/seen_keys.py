@@ -1,0 +1,121 @@
+"""Seen keys: the keys a distinct has ever output, as one bit each, for its first loads.
+
+While distinct's input has only ever had insertions, every count it holds is
+positive, and once every input time is at or before a run's time t (the rounds
+of a first load: `ReduceOp._input_before`), the input accumulated at t is
+positive for every key the run visits. The output accumulated at t is then 1
+for a key that has ever had output -- every output time is a join of the key's
+input times, so at or before t, and the output summed over all of them is the
+output at their join, 1 -- and 0 for one that has not. So in such a run the
+correction at t is +1 for each key never output before, and nothing for the
+others: an anti-join with the keys seen so far. Kept as bits over the box of
+key values seen (each column's least value and extent, the first column the
+most significant), that anti-join reads the bits of sorted keys in order --
+nanoseconds a key -- where seeking each key in every segment of the output
+trace costs 50-1,000 ns, and the run need not wait for the output trace's
+last insert at all.
+
+The box grows (to twice the extent of the values seen, in every column) and
+the bits are laid out again when keys fall outside it; past
+MAX_BITS the bits are given up, as they are for good once the input has had a
+deletion: the output trace is what distinct reads then.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types as nt
+
+from runtime.jit import borrowed, kernel
+from runtime.kernels import I, M, V
+
+MAX_BITS = 1 << 30  # 128 MB of bits: a larger box of key values is not kept
+
+_BITS = nt.Array(nt.uint8, 1, "C")
+
+
+@kernel(M, V, V, _BITS, nt.boolean)
+def unseen_keys(key, least, extent, bits, mark_only):
+    """Mark every key of `key` (k, n), in the box (`least`, `extent` per column), in `bits`
+    (bit i of byte i >> 3 for the key whose index in the box is i, the first column the
+    most significant); unless `mark_only`, return the positions of the keys whose bit was
+    not set before (a key repeated is seen at its second position)."""
+    key, least, extent, bits = borrowed(key), borrowed(least), borrowed(extent), borrowed(bits)
+    k, n = key.shape[0], key.shape[1]
+    fresh = np.empty(0 if mark_only else n, np.int64)
+    m = 0
+    for i in range(n):
+        at = 0
+        for c in range(k):
+            at = at * extent[c] + (key[c, i] - least[c])
+        byte = at >> 3
+        bit = np.uint8(1) << np.uint8(at & 7)
+        if not bits[byte] & bit:
+            bits[byte] |= bit
+            if not mark_only:
+                fresh[m] = i
+                m += 1
+    return fresh[:m]
+
+
+class SeenKeys:
+    """The keys of `key_arity` columns output so far (see the module's docstring)."""
+
+    def __init__(self, key_arity: int):
+        self.key_arity = key_arity
+        self.least = np.zeros(key_arity, np.int64)
+        self.extent = np.zeros(key_arity, np.int64)  # all zero: an empty box
+        self.low = self.high = self.least  # the least and greatest values seen in each column
+        self.bits = np.zeros(0, np.uint8)
+
+    def unseen(self, key: np.ndarray) -> np.ndarray | None:
+        """Positions of the keys in `key` (k, n) never seen before, all of them marked seen
+        now; None when the box would outgrow MAX_BITS (the bits are then to be given up)."""
+        if not self._covers(key):
+            return None
+        return unseen_keys(key, self.least, self.extent, self.bits, False)
+
+    def mark(self, key: np.ndarray) -> bool:
+        """Mark the keys seen; False when the box would outgrow MAX_BITS."""
+        if not key.shape[1]:
+            return True
+        if not self._covers(key):
+            return False
+        unseen_keys(key, self.least, self.extent, self.bits, True)
+        return True
+
+    def _covers(self, key: np.ndarray) -> bool:
+        """Grow the box to hold every key of `key`, laying the bits out again; False past
+        MAX_BITS."""
+        if not key.shape[1]:
+            return True
+        low, high = key.min(axis=1), key.max(axis=1)
+        if self.extent.all() and (low >= self.least).all() and (high < self.least + self.extent).all():
+            return True
+        if self.extent.all():
+            low, high = np.minimum(low, self.low), np.maximum(high, self.high)
+        # Twice the values' extent, half of the room on either side of them: a box that keeps
+        # growing grows geometrically, whichever way its keys go.
+        needed = high - low + 1
+        least, top = low - needed // 2, low - needed // 2 + 2 * needed
+        if self.extent.all():  # (the old box inside the new one, whatever the rounding)
+            least, top = np.minimum(least, self.least), np.maximum(top, self.least + self.extent)
+        extent = top - least
+        if float(np.prod(extent.astype(np.float64))) > MAX_BITS:
+            return False
+        bits = np.zeros((int(np.prod(extent)) + 7) >> 3, np.uint8)
+        if self.extent.all():
+            at = np.flatnonzero(np.unpackbits(self.bits, bitorder="little"))
+            if len(at):
+                unseen_keys(self._keys_at(at), least, extent, bits, True)
+        self.least, self.extent, self.bits = least, extent, bits
+        self.low, self.high = low, high
+        return True
+
+    def _keys_at(self, at: np.ndarray) -> np.ndarray:
+        """The keys whose indices in the box are `at`."""
+        key = np.empty((self.key_arity, len(at)), np.int64)
+        for c in range(self.key_arity - 1, -1, -1):
+            at, key[c] = np.divmod(at, self.extent[c])
+            key[c] += self.least[c]
+        return key
