@@ -277,10 +277,9 @@ class ReduceOp(Operator):
         if fresh is None:
             self._seen = None
             return False
-        if len(fresh):
-            out_key = key[:, fresh]
-            self._emit(ArrangedBatch(out_key, out_key[:0], np.repeat(time[:, :1], len(fresh), axis=1), np.ones(len(fresh), INT)),
-                       marked=True)
+        if fresh.shape[1]:
+            m = fresh.shape[1]
+            self._emit(ArrangedBatch(fresh, fresh[:0], np.repeat(time[:, :1], m, axis=1), np.ones(m, INT)), marked=True)
         return True
 
     def _run_general(self, received, frontier: Antichain) -> None:

@@ -36,13 +36,29 @@ _BITS = nt.Array(nt.uint8, 1, "C")
 
 @kernel(M, V, V, _BITS, nt.boolean)
 def unseen_keys(key, least, extent, bits, mark_only):
-    """Mark every key of `key` (k, n), in the box (`least`, `extent` per column), in `bits`
-    (bit i of byte i >> 3 for the key whose index in the box is i, the first column the
-    most significant); unless `mark_only`, return the positions of the keys whose bit was
-    not set before (a key repeated is seen at its second position)."""
+    """Mark every key of `key` (k, n) in `bits`, the bits of the box (`least`, `extent` per
+    column: bit i of byte i >> 3 for the key whose index in the box is i, the first column
+    the most significant), and (unless `mark_only`) gather the keys whose bit was not set
+    before, in order (a key repeated is seen at its second position). Returns (inside, the
+    keys gathered (k, m), each column's least value, its greatest): when some key is outside
+    the box, nothing is marked and inside is False."""
     key, least, extent, bits = borrowed(key), borrowed(least), borrowed(extent), borrowed(bits)
     k, n = key.shape[0], key.shape[1]
-    fresh = np.empty(0 if mark_only else n, np.int64)
+    low = np.empty(k, np.int64)
+    high = np.empty(k, np.int64)
+    inside = True
+    for c in range(k):
+        lo = key[c, 0] if n else 0
+        hi = lo
+        for i in range(n):
+            lo = min(lo, key[c, i])
+            hi = max(hi, key[c, i])
+        low[c] = lo
+        high[c] = hi
+        inside = inside and n > 0 and least[c] <= lo and hi < least[c] + extent[c]
+    fresh = np.empty((k, 0 if mark_only or not inside else n), np.int64)
+    if not inside:
+        return n == 0, fresh, low, high
     m = 0
     for i in range(n):
         at = 0
@@ -53,9 +69,10 @@ def unseen_keys(key, least, extent, bits, mark_only):
         if not bits[byte] & bit:
             bits[byte] |= bit
             if not mark_only:
-                fresh[m] = i
+                for c in range(k):
+                    fresh[c, m] = key[c, i]
                 m += 1
-    return fresh[:m]
+    return True, fresh[:, :m], low, high
 
 
 class SeenKeys:
@@ -69,29 +86,26 @@ class SeenKeys:
         self.bits = np.zeros(0, np.uint8)
 
     def unseen(self, key: np.ndarray) -> np.ndarray | None:
-        """Positions of the keys in `key` (k, n) never seen before, all of them marked seen
-        now; None when the box would outgrow MAX_BITS (the bits are then to be given up)."""
-        if not self._covers(key):
-            return None
-        return unseen_keys(key, self.least, self.extent, self.bits, False)
+        """The keys of `key` (k, n) never seen before, in order, as a (k, m) block, all of them
+        marked seen now; None when the box would outgrow MAX_BITS (the bits are then to be
+        given up)."""
+        return self._marked(key, False)
 
     def mark(self, key: np.ndarray) -> bool:
         """Mark the keys seen; False when the box would outgrow MAX_BITS."""
-        if not key.shape[1]:
-            return True
-        if not self._covers(key):
-            return False
-        unseen_keys(key, self.least, self.extent, self.bits, True)
-        return True
+        return self._marked(key, True) is not None
 
-    def _covers(self, key: np.ndarray) -> bool:
-        """Grow the box to hold every key of `key`, laying the bits out again; False past
-        MAX_BITS."""
-        if not key.shape[1]:
-            return True
-        low, high = key.min(axis=1), key.max(axis=1)
-        if self.extent.all() and (low >= self.least).all() and (high < self.least + self.extent).all():
-            return True
+    def _marked(self, key: np.ndarray, mark_only: bool) -> np.ndarray | None:
+        inside, fresh, low, high = unseen_keys(key, self.least, self.extent, self.bits, mark_only)
+        if inside:
+            return fresh
+        if not self._grown(low, high):
+            return None
+        return unseen_keys(key, self.least, self.extent, self.bits, mark_only)[1]
+
+    def _grown(self, low: np.ndarray, high: np.ndarray) -> bool:
+        """The box grown to hold the values from `low` to `high` in each column as well as it
+        holds the keys seen, the bits laid out again; False past MAX_BITS."""
         if self.extent.all():
             low, high = np.minimum(low, self.low), np.maximum(high, self.high)
         # Twice the values' extent, half of the room on either side of them: a box that keeps

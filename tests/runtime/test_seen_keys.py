@@ -30,24 +30,24 @@ def test_unseen_keys_are_those_not_in_a_set(data):
         else:
             fresh = seen.unseen(key)
             expected, before = [], set(reference)
-            for i, r in enumerate(rows):
+            for r in rows:
                 if r not in before:
-                    expected.append(i)
+                    expected.append(r)
                     before.add(r)
-            assert fresh.tolist() == expected
+            assert [tuple(c) for c in fresh.T.tolist()] == expected
         reference.update(rows)
 
 
 def test_the_box_grows_in_every_direction_and_keeps_what_it_saw():
     seen = SeenKeys(2)
-    assert seen.unseen(np.array([[5], [5]])).tolist() == [0]
-    assert seen.unseen(np.array([[-3, 5, 900], [7, 5, -2]])).tolist() == [0, 2]
-    assert seen.unseen(np.array([[-3, 5, 5, 900], [7, 4, 5, -2]])).tolist() == [1]
+    assert seen.unseen(np.array([[5], [5]])).tolist() == [[5], [5]]
+    assert seen.unseen(np.array([[-3, 5, 900], [7, 5, -2]])).tolist() == [[-3, 900], [7, -2]]
+    assert seen.unseen(np.array([[-3, 5, 5, 900], [7, 4, 5, -2]])).tolist() == [[5], [4]]
 
 
 def test_a_box_past_max_bits_is_given_up(monkeypatch):
     monkeypatch.setattr(seen_keys, "MAX_BITS", 1 << 12)
     seen = SeenKeys(2)
-    assert seen.unseen(np.array([[0, 10], [0, 10]])).tolist() == [0, 1]
+    assert seen.unseen(np.array([[0, 10], [0, 10]])).tolist() == [[0, 10], [0, 10]]
     assert seen.unseen(np.array([[0], [5000]])) is None
     assert not seen.mark(np.array([[1 << 40], [0]]))
