@@ -590,10 +590,27 @@ def parse_args(argv=None):
     p.add_argument("--quick", action="store_true", help="small smoke run (well under a minute)")
     p.add_argument("--updates", type=int, help=f"workload 1: total single updates (default {ISSUE_UPDATES:,}; quick {QUICK.updates})")
     p.add_argument("--seed", type=int, default=0, help="seed of graphs and update streams (default 0)")
-    p.add_argument("--workloads", default="1,2,3,4,5,6", help="comma list of workloads to run (default all)")
+    p.add_argument("--workloads", type=_workloads, default="1,2,3,4,5,6",
+                   help=f"comma list of workloads to run, by number or name ({', '.join(f'{i} {n}' for i, n in enumerate(WORKLOAD_NAMES, 1))}; default all)")
     p.add_argument("--record", action="store_true", help="append a dated section to bench/RESULTS.md")
     p.add_argument("--profile", type=int, metavar="N", help="only cProfile N single updates on the 1,000-node graph")
     return p.parse_args(argv)
+
+
+WORKLOAD_NAMES = ("single", "batched", "large", "bulk", "duckdb", "compiled")
+
+
+def _workloads(text: str) -> set[int]:
+    """--workloads: numbers 1-6 or names, comma-separated."""
+    chosen = set()
+    for word in filter(None, (w.strip() for w in text.split(","))):
+        if word.isdigit() and 1 <= int(word) <= len(WORKLOAD_NAMES):
+            chosen.add(int(word))
+        elif word in WORKLOAD_NAMES:
+            chosen.add(WORKLOAD_NAMES.index(word) + 1)
+        else:
+            raise argparse.ArgumentTypeError(f"unknown workload {word!r}: give numbers 1-{len(WORKLOAD_NAMES)} or names {', '.join(WORKLOAD_NAMES)}")
+    return chosen
 
 
 def main(argv=None) -> int:
@@ -606,7 +623,7 @@ def main(argv=None) -> int:
     sizes = QUICK if args.quick else FULL
     if args.updates is not None:
         sizes = replace(sizes, updates=args.updates)
-    chosen = {int(w) for w in args.workloads.split(",")}
+    chosen = args.workloads
     report = Report()
     progress("compiling runtime kernels, or loading them from numba's cache")
     jit.compile_all()
