@@ -30,6 +30,7 @@ from runtime.jit import borrowed, kernel
 from runtime.kernels import I, M, V
 
 MAX_BITS = 1 << 30  # 128 MB of bits: a larger box of key values is not kept
+_LARGEST = float(1 << 62)  # nor a box holding a value beyond +-2^62 (encoded floats, say)
 
 _BITS = nt.Array(nt.uint8, 1, "C")
 
@@ -65,6 +66,8 @@ def unseen_keys(key, least, extent, bits, mark_only):
         for c in range(k):
             at = at * extent[c] + (key[c, i] - least[c])
         byte = at >> 3
+        if byte < 0 or byte >= bits.shape[0]:  # (never, for keys inside the box: a guard for memory)
+            raise IndexError("seen keys: a key outside the box")
         bit = np.uint8(1) << np.uint8(at & 7)
         if not bits[byte] & bit:
             bits[byte] |= bit
@@ -96,6 +99,8 @@ class SeenKeys:
         return self._marked(key, True) is not None
 
     def _marked(self, key: np.ndarray, mark_only: bool) -> np.ndarray | None:
+        if key.shape[0] != self.key_arity:  # (the kernel indexes the box by the key's rows)
+            raise ValueError(f"keys of {key.shape[0]} columns marked in a box of {self.key_arity}")
         inside, fresh, low, high = unseen_keys(key, self.least, self.extent, self.bits, mark_only)
         if inside:
             return fresh
@@ -108,6 +113,9 @@ class SeenKeys:
         holds the keys seen, the bits laid out again; False past MAX_BITS."""
         if self.extent.all():
             low, high = np.minimum(low, self.low), np.maximum(high, self.high)
+        # (In floats first: a box of values near int64's ends is given up, not overflowed.)
+        if max(-float(low.min()), float(high.max())) > _LARGEST or float(np.prod(2 * (high.astype(np.float64) - low + 1))) > MAX_BITS:
+            return False
         # Twice the values' extent, half of the room on either side of them: a box that keeps
         # growing grows geometrically, whichever way its keys go.
         needed = high - low + 1

@@ -51,3 +51,11 @@ def test_a_box_past_max_bits_is_given_up(monkeypatch):
     assert seen.unseen(np.array([[0, 10], [0, 10]])).tolist() == [[0, 10], [0, 10]]
     assert seen.unseen(np.array([[0], [5000]])) is None
     assert not seen.mark(np.array([[1 << 40], [0]]))
+
+
+def test_keys_near_the_ends_of_int64_are_given_up_not_overflowed():
+    seen = SeenKeys(1)
+    assert seen.unseen(np.array([[-(1 << 63), (1 << 63) - 1]])) is None
+    seen = SeenKeys(2)
+    assert seen.unseen(np.array([[(1 << 63) - 2, (1 << 63) - 1], [0, 0]])) is None
+    assert SeenKeys(1).mark(np.array([[1 << 62, (1 << 62) + 1]])) is True
