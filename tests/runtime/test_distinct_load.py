@@ -39,23 +39,30 @@ def feed_epoch(handle, t, added, removed) -> None:
     handle.advance_to(t + 1)
 
 
+def _spy_anti_joins(monkeypatch) -> list[bool]:
+    """A list that gets, for each run offered the seen keys' anti-join, whether it took it."""
+    taken = []
+    first_outputs = ReduceOp._first_outputs
+
+    def spy(self, *args):
+        done = first_outputs(self, *args)
+        taken.append(done)
+        return done
+
+    monkeypatch.setattr(ReduceOp, "_first_outputs", spy)
+    return taken
+
+
 def test_distinct_reads_its_input_again_once_it_has_had_a_removal(monkeypatch):
     """The shortcut is the kernel told `input_before`, or the anti-join with the seen keys."""
-    taken = []
+    taken = _spy_anti_joins(monkeypatch)
     distinct = reduce_kernels.distinct
-    first_outputs = ReduceOp._first_outputs
 
     def spy(*args, **kwargs):
         taken.append(bool(kwargs.get("input_before")))
         return distinct(*args, **kwargs)
 
-    def spy_seen(self, *args):
-        done = first_outputs(self, *args)
-        taken.append(done)
-        return done
-
     monkeypatch.setattr(reduce_kernels, "distinct", spy)
-    monkeypatch.setattr(ReduceOp, "_first_outputs", spy_seen)
     df, handle, captured = closure_dataflow()
     rng = random.Random(5)
     graph = {(rng.randrange(80), rng.randrange(80)) for _ in range(160)}  # rounds of hundreds of pairs
@@ -126,17 +133,9 @@ def _load_then_updates(seed: int, epochs_in_one_step: bool = False) -> None:
 
 def test_a_first_load_is_an_anti_join_with_the_keys_seen(monkeypatch):
     """The load's large rounds take the seen keys' anti-join (runtime.operators.seen_keys),
-    not the kernel; the insertions after it, at a later epoch, do not (their input times are
-    not all before them), nor do the removals."""
-    taken = []
-    first_outputs = ReduceOp._first_outputs
-
-    def spy(self, *args):
-        done = first_outputs(self, *args)
-        taken.append(done)
-        return done
-
-    monkeypatch.setattr(ReduceOp, "_first_outputs", spy)
+    not the kernel; after loads, insertions at later epochs and removals keep the definition's
+    answers."""
+    taken = _spy_anti_joins(monkeypatch)
     df, handle, captured = closure_dataflow()
     rng = random.Random(3)
     graph = {(rng.randrange(90), rng.randrange(90)) for _ in range(200)}
@@ -161,15 +160,7 @@ def test_keys_output_before_the_anti_join_are_seen_by_it(monkeypatch):
     """Keys a run that read the output trace put out (a batch too small to skip the input) are
     marked seen: a later large batch of insertions, taken by the anti-join, does not put them
     out again."""
-    taken = []
-    first_outputs = ReduceOp._first_outputs
-
-    def spy(self, *args):
-        done = first_outputs(self, *args)
-        taken.append(done)
-        return done
-
-    monkeypatch.setattr(ReduceOp, "_first_outputs", spy)
+    taken = _spy_anti_joins(monkeypatch)
     df = Dataflow()
     handle, rows = df.new_input("rows", 2)
     captured = rows.distinct().capture()
