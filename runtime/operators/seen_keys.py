@@ -85,7 +85,7 @@ class SeenKeys:
         self.key_arity = key_arity
         self.least = np.zeros(key_arity, np.int64)
         self.extent = np.zeros(key_arity, np.int64)  # all zero: an empty box
-        self.low = self.high = self.least  # the least and greatest values seen in each column
+        self.low = self.high = self.least  # per column, the values the box was last grown to hold (it holds all seen)
         self.bits = np.zeros(0, np.uint8)
 
     def unseen(self, key: np.ndarray) -> np.ndarray | None:
