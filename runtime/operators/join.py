@@ -72,33 +72,40 @@ def _join_product(delta: ArrangedBatch, trace: Trace, dest: np.ndarray) -> list[
     n = len(delta)
     cut = split_point(delta.key)
     arity = int(dest.max()) + 1 if len(dest) else 0
+    rows = arity + delta.time.shape[0] + 1
     room = 16 + int(trace.fanout * 1.25 * n)  # as the trace's recent fan-out suggests
     if cut is None:
-        m, out = _join_into(delta, trace, dest, np.empty((arity + delta.time.shape[0] + 1, room), np.int64), arity)
-        halves = [out[:, :m]]
+        parts = _join_into(delta, trace, dest, np.empty((rows, room), np.int64), arity)
     else:
         trace.wait()  # before the halves start: see runtime.operators.reduce
         low_room = 16 + int(trace.fanout * 1.25 * cut)
-        block = np.empty((arity + delta.time.shape[0] + 1, room + 16), np.int64)
-        (m, low_out), (high, high_out) = both(
-            lambda: _join_into(delta.take(slice(0, cut)), trace, dest, block[:, :low_room], arity),
-            lambda: _join_into(delta.take(slice(cut, None)), trace, dest, block[:, low_room:], arity))
-        halves = [low_out[:, :m], high_out[:, :high]]
-        m += high
-    trace.observe_fanout(n, m)
-    return [Batch(out[:arity], out[arity:-1], out[-1]) for out in halves if out.shape[1]]
+        block = np.empty((rows, room + 16), np.int64)
+        low, high = both(lambda: _join_into(delta.take(slice(0, cut)), trace, dest, block[:, :low_room], arity),
+                         lambda: _join_into(delta.take(slice(cut, None)), trace, dest, block[:, low_room:], arity))
+        parts = low + high
+    trace.observe_fanout(n, sum(out.shape[1] for out in parts))
+    return [Batch(out[:arity], out[arity:-1], out[-1]) for out in parts]
 
 
-def _join_into(delta: ArrangedBatch, trace: Trace, dest: np.ndarray, out: np.ndarray, arity: int):
-    """The join's output written into `out` (rows: data, time, diff), or into a block of its
-    own when `out` is too small: (columns written, the block written)."""
-    for _ in range(2):
-        m = join_segments(delta.key, delta.val, delta.time, delta.diff, *trace.parts(), delta.key.shape[0], trace.delay, dest,
-                          out[:arity], out[arity:-1], out[-1])
-        if m >= 0:
-            return m, out
-        out = np.empty((out.shape[0], -m), np.int64)  # too little room: exactly as much, and again
-    raise AssertionError("join_segments asked for more room than it was given")
+def _join_into(delta: ArrangedBatch, trace: Trace, dest: np.ndarray, out: np.ndarray, arity: int) -> list[np.ndarray]:
+    """The join's output (blocks whose rows are data, time, diff): written into `out` and,
+    when that fills up, on into blocks of its own, each sized by the rows per delta update
+    met so far (join_segments stops where its room ends, and goes on from there)."""
+    store, fence, ends = trace.parts()
+    visits = len(ends) * len(delta)  # (delta update, segment) pairs the walk meets
+    at = np.zeros(5, np.int64)
+    parts, written = [], 0
+    while True:
+        m = join_segments(delta.key, delta.val, delta.time, delta.diff, store, fence, ends, delta.key.shape[0], trace.delay, dest,
+                          out[:arity], out[arity:-1], out[-1], at)
+        if m:
+            parts.append(out[:, :m])
+            written += m
+        if at[0] == len(ends):
+            return parts
+        met = int(at[0]) * len(delta) + int(at[1])
+        room = int(at[4]) + 16 + int(1.25 * written * (visits - met) / max(met, 1))
+        out = np.empty((out.shape[0], room), np.int64)
 
 
 def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice, columns: tuple | None = None) -> Batch | None:

@@ -18,18 +18,25 @@ from runtime.kernels import I, M, V
 from runtime.trace.kernels import C, _key_equal, _key_less, _probe_less, _probes_sorted, _seek, _skip_probes
 
 
-@kernel(M, M, M, V, C, C, V, I, I, V, M, M, V)
-def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, out_data, out_time, out_diff):
+@kernel(M, M, M, V, C, C, V, I, I, V, M, M, V, V)
+def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, out_data, out_time, out_diff, at):
     """The delta updates (keys sorted) joined with every update of the trace with an equal
     key, as output updates at the times' coordinate-wise maximum with the product of the
     diffs, written to the out arrays: of the joined row's columns (key, delta values, trace
     values), column c goes to out_data's row dest[c] (none when -1: a select after the join,
     done as it writes). The trace's times are read with `delay` added to their last
-    coordinate (runtime.trace.delayed). Returns how many, or minus the number needed when
-    the out arrays are too small (what was written is then garbage)."""
+    coordinate (runtime.trace.delayed). Returns how many were written.
+
+    `at` is where the walk starts and, on return, where it stopped: (segment, delta update,
+    trace position, trace position of the last seek, room needed). A walk starts at
+    (0, 0, 0, 0). When the next delta update's matches do not fit in what is left of the
+    out arrays, the walk stops before writing them, and a call with `at` as it was left
+    and new out arrays (room for at least at[4] updates) goes on from there: the join
+    comes in parts, none of its work done twice. When every segment is done, at[0] is
+    their number."""
     dkey, dval, dtime, ddiff = borrowed(dkey), borrowed(dval), borrowed(dtime), borrowed(ddiff)
     store, fence, ends = borrowed(store), borrowed(fence), borrowed(ends)
-    dest, out_data, out_time, out_diff = borrowed(dest), borrowed(out_data), borrowed(out_time), borrowed(out_diff)
+    dest, out_data, out_time, out_diff, at = borrowed(dest), borrowed(out_data), borrowed(out_time), borrowed(out_diff), borrowed(at)
     room = out_diff.shape[0]
     n = dkey.shape[1]
     v1 = dval.shape[0]
@@ -37,12 +44,10 @@ def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, 
     v2 = store.shape[0] - k - d - 1
     zipper = _probes_sorted(dkey, k)
     m = 0
-    start = 0
-    for s in range(ends.shape[0]):
+    s, i, j, lo = at[0], at[1], at[2], at[3]
+    start = ends[s - 1] if s else 0
+    while s < ends.shape[0]:
         end = ends[s]
-        i = 0
-        j = start
-        lo = start
         while i < n:
             # The rows [j, stop) of the segment match delta update i.
             if zipper:
@@ -60,26 +65,31 @@ def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, 
             stop = j
             while stop < end and _key_equal(store, stop, dkey, i, k):
                 stop += 1
+            if m + stop - j > room:
+                at[0], at[1], at[2], at[3], at[4] = s, i, j, lo, stop - j
+                return m
             # Written out here, not by a helper: a helper taking this many arrays costs
             # more per row than the row's work.
             for r in range(j, stop):
-                if m < room:
-                    for c in range(k):
-                        if dest[c] >= 0:
-                            out_data[dest[c], m] = dkey[c, i]
-                    for c in range(v1):
-                        if dest[k + c] >= 0:
-                            out_data[dest[k + c], m] = dval[c, i]
-                    for c in range(v2):
-                        if dest[k + v1 + c] >= 0:
-                            out_data[dest[k + v1 + c], m] = store[k + c, r]
-                    for c in range(d - 1):
-                        out_time[c, m] = max(dtime[c, i], store[k + v2 + c, r])
-                    out_time[d - 1, m] = max(dtime[d - 1, i], store[k + v2 + d - 1, r] + delay)
-                    out_diff[m] = ddiff[i] * store[k + v2 + d, r]
+                for c in range(k):
+                    if dest[c] >= 0:
+                        out_data[dest[c], m] = dkey[c, i]
+                for c in range(v1):
+                    if dest[k + c] >= 0:
+                        out_data[dest[k + c], m] = dval[c, i]
+                for c in range(v2):
+                    if dest[k + v1 + c] >= 0:
+                        out_data[dest[k + v1 + c], m] = store[k + c, r]
+                for c in range(d - 1):
+                    out_time[c, m] = max(dtime[c, i], store[k + v2 + c, r])
+                out_time[d - 1, m] = max(dtime[d - 1, i], store[k + v2 + d - 1, r] + delay)
+                out_diff[m] = ddiff[i] * store[k + v2 + d, r]
                 m += 1
             i += 1
             if zipper and (i >= n or not _key_equal(store, j, dkey, i, k)):
                 j = stop  # the next delta key differs: the segment moves on
         start = end
-    return m if m <= room else -m
+        s += 1
+        i, j, lo = 0, start, start
+    at[0] = s
+    return m
