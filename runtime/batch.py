@@ -43,14 +43,20 @@ def lead_column(key: np.ndarray) -> np.ndarray:
 
 
 class Batch:
-    """An immutable batch of updates: data (arity, n), time (depth, n), diff (n,)."""
+    """An immutable batch of updates: data (arity, n), time (depth, n), diff (n,).
 
-    __slots__ = ("data", "time", "diff")
+    `bounds`, when known, is (2, arity + depth + 1): a least and a greatest value of each
+    data row, each time row and the diffs, every value lying between them (a join finds
+    them as it writes: arranging its output then needs no pass over it to find them).
+    A batch made from another's arrays does not inherit them."""
 
-    def __init__(self, data: np.ndarray, time: np.ndarray, diff: np.ndarray):
+    __slots__ = ("data", "time", "diff", "bounds")
+
+    def __init__(self, data: np.ndarray, time: np.ndarray, diff: np.ndarray, bounds: np.ndarray | None = None):
         self.data = data
         self.time = time
         self.diff = diff
+        self.bounds = bounds
 
     @staticmethod
     def empty(arity: int, depth: int) -> "Batch":

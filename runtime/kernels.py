@@ -658,10 +658,11 @@ def arranged(lead, cols, time, diff):
     return arranged_parts([(lead, cols, time, diff)])
 
 
-def arranged_parts(parts):
+def arranged_parts(parts, ranges=None):
     """`arranged` of the parts' updates together, (lead, cols, time, diff) each, without
-    concatenating them first (a join's output comes in parts: runtime.operators.join)."""
-    block = _numpy_sorted(parts) if sum(len(p[3]) for p in parts) >= _NUMPY_SORT_FROM else None
+    concatenating them first (a join's output comes in parts: runtime.operators.join).
+    `ranges`: each part's `column_ranges` when the caller knows them, else None."""
+    block = _numpy_sorted(parts, ranges) if sum(len(p[3]) for p in parts) >= _NUMPY_SORT_FROM else None
     if block is None:
         lead, cols, time, diff = parts[0] if len(parts) == 1 else (np.concatenate(x, axis=-1) for x in zip(*parts))
         block = arrange(lead, cols, time, diff)
@@ -669,12 +670,13 @@ def arranged_parts(parts):
     return block[:c], block[c:last], block[last]
 
 
-def _numpy_sorted(parts):
+def _numpy_sorted(parts, ranges=None):
     """`arrange`'s block, sorted by numpy as packed words (`packed_words`): numpy's sort of
     64-bit integers uses the processor's vector units (on this machine's AVX-512, 2M words
     in 10-12 ns a row, where radix passes scatter at 60-90). None when the sort columns and
     positions do not fit in a word together, or the parts do not agree on the lead."""
-    ranges = [column_ranges(*p) for p in parts]
+    if ranges is None:
+        ranges = [column_ranges(*p) for p in parts]
     if len({len(least) for least, _ in ranges}) > 1:
         return None  # one part's lead is its first column, another's is not
     least = np.min([r[0] for r in ranges], axis=0)

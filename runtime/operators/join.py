@@ -24,6 +24,8 @@ from runtime.parallel import both, split_point
 from runtime.trace import ArrangedBatch, Trace
 from runtime.worker import Operator
 
+_MAX, _MIN = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+
 
 def join_batch_trace(delta: ArrangedBatch, trace: Trace, lattice, delta_first: bool, columns: tuple | None = None) -> list[Batch]:
     """delta x trace as batches of (key, delta vals, trace vals) or the reverse order; of those
@@ -75,34 +77,40 @@ def _join_product(delta: ArrangedBatch, trace: Trace, dest: np.ndarray) -> list[
     rows = arity + delta.time.shape[0] + 1
     room = 16 + int(trace.fanout * 1.25 * n)  # as the trace's recent fan-out suggests
     if cut is None:
-        parts = _join_into(delta, trace, dest, np.empty((rows, room), np.int64), arity)
+        parts, bounds = _join_into(delta, trace, dest, np.empty((rows, room), np.int64), arity)
     else:
         trace.wait()  # before the halves start: see runtime.operators.reduce
         low_room = 16 + int(trace.fanout * 1.25 * cut)
         block = np.empty((rows, room + 16), np.int64)
-        low, high = both(lambda: _join_into(delta.take(slice(0, cut)), trace, dest, block[:, :low_room], arity),
-                         lambda: _join_into(delta.take(slice(cut, None)), trace, dest, block[:, low_room:], arity))
+        (low, low_bounds), (high, bounds) = both(
+            lambda: _join_into(delta.take(slice(0, cut)), trace, dest, block[:, :low_room], arity),
+            lambda: _join_into(delta.take(slice(cut, None)), trace, dest, block[:, low_room:], arity))
         parts = low + high
+        np.minimum(bounds[0], low_bounds[0], out=bounds[0])
+        np.maximum(bounds[1], low_bounds[1], out=bounds[1])
     trace.observe_fanout(n, sum(out.shape[1] for out in parts))
-    return [Batch(out[:arity], out[arity:-1], out[-1]) for out in parts]
+    return [Batch(out[:arity], out[arity:-1], out[-1], bounds) for out in parts]
 
 
-def _join_into(delta: ArrangedBatch, trace: Trace, dest: np.ndarray, out: np.ndarray, arity: int) -> list[np.ndarray]:
+def _join_into(delta: ArrangedBatch, trace: Trace, dest: np.ndarray, out: np.ndarray, arity: int) -> tuple[list[np.ndarray], np.ndarray]:
     """The join's output (blocks whose rows are data, time, diff): written into `out` and,
     when that fills up, on into blocks of its own, each sized by the rows per delta update
-    met so far (join_segments stops where its room ends, and goes on from there)."""
+    met so far (join_segments stops where its room ends, and goes on from there); and the
+    bounds of its rows (runtime.batch.Batch.bounds)."""
     store, fence, ends = trace.parts()
     visits = len(ends) * len(delta)  # (delta update, segment) pairs the walk meets
     at = np.zeros(5, np.int64)
+    bounds = np.empty((2, out.shape[0]), np.int64)
+    bounds[0], bounds[1] = _MAX, _MIN
     parts, written = [], 0
     while True:
         m = join_segments(delta.key, delta.val, delta.time, delta.diff, store, fence, ends, delta.key.shape[0], trace.delay, dest,
-                          out[:arity], out[arity:-1], out[-1], at)
+                          out[:arity], out[arity:-1], out[-1], at, bounds)
         if m:
             parts.append(out[:, :m])
             written += m
         if at[0] == len(ends):
-            return parts
+            return parts, bounds
         met = int(at[0]) * len(delta) + int(at[1])
         room = int(at[4]) + 16 + int(1.25 * written * (visits - met) / max(met, 1))
         out = np.empty((out.shape[0], room), np.int64)

@@ -13,19 +13,21 @@ matches is built and gathered again.
 
 from __future__ import annotations
 
-from runtime.jit import borrowed, kernel
+from runtime.jit import borrowed, inlined, kernel
 from runtime.kernels import I, M, V
 from runtime.trace.kernels import C, _key_equal, _key_less, _probe_less, _probes_sorted, _seek, _skip_probes
 
 
-@kernel(M, M, M, V, C, C, V, I, I, V, M, M, V, V)
-def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, out_data, out_time, out_diff, at):
+@kernel(M, M, M, V, C, C, V, I, I, V, M, M, V, V, M)
+def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, out_data, out_time, out_diff, at, bounds):
     """The delta updates (keys sorted) joined with every update of the trace with an equal
     key, as output updates at the times' coordinate-wise maximum with the product of the
     diffs, written to the out arrays: of the joined row's columns (key, delta values, trace
     values), column c goes to out_data's row dest[c] (none when -1: a select after the join,
     done as it writes). The trace's times are read with `delay` added to their last
-    coordinate (runtime.trace.delayed). Returns how many were written.
+    coordinate (runtime.trace.delayed). Returns how many were written. `bounds` (2, rows of
+    out_data, out_time and out_diff together) is lowered and raised to the least and the
+    greatest value written to each row (runtime.batch.Batch.bounds).
 
     `at` is where the walk starts and, on return, where it stopped: (segment, delta update,
     trace position, trace position of the last seek, room needed). A walk starts at
@@ -37,11 +39,13 @@ def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, 
     dkey, dval, dtime, ddiff = borrowed(dkey), borrowed(dval), borrowed(dtime), borrowed(ddiff)
     store, fence, ends = borrowed(store), borrowed(fence), borrowed(ends)
     dest, out_data, out_time, out_diff, at = borrowed(dest), borrowed(out_data), borrowed(out_time), borrowed(out_diff), borrowed(at)
+    bounds = borrowed(bounds)
     room = out_diff.shape[0]
     n = dkey.shape[1]
     v1 = dval.shape[0]
     d = dtime.shape[0]
     v2 = store.shape[0] - k - d - 1
+    arity = out_data.shape[0]
     zipper = _probes_sorted(dkey, k)
     m = 0
     s, i, j, lo = at[0], at[1], at[2], at[3]
@@ -70,6 +74,14 @@ def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, 
                 return m
             # Written out here, not by a helper: a helper taking this many arrays costs
             # more per row than the row's work.
+            if stop > j:
+                # The delta update's own columns: one value for all its rows.
+                for c in range(k):
+                    if dest[c] >= 0:
+                        _widen(bounds, dest[c], dkey[c, i])
+                for c in range(v1):
+                    if dest[k + c] >= 0:
+                        _widen(bounds, dest[k + c], dval[c, i])
             for r in range(j, stop):
                 for c in range(k):
                     if dest[c] >= 0:
@@ -79,11 +91,19 @@ def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, 
                         out_data[dest[k + c], m] = dval[c, i]
                 for c in range(v2):
                     if dest[k + v1 + c] >= 0:
-                        out_data[dest[k + v1 + c], m] = store[k + c, r]
+                        value = store[k + c, r]
+                        out_data[dest[k + v1 + c], m] = value
+                        _widen(bounds, dest[k + v1 + c], value)
                 for c in range(d - 1):
-                    out_time[c, m] = max(dtime[c, i], store[k + v2 + c, r])
-                out_time[d - 1, m] = max(dtime[d - 1, i], store[k + v2 + d - 1, r] + delay)
-                out_diff[m] = ddiff[i] * store[k + v2 + d, r]
+                    value = max(dtime[c, i], store[k + v2 + c, r])
+                    out_time[c, m] = value
+                    _widen(bounds, arity + c, value)
+                value = max(dtime[d - 1, i], store[k + v2 + d - 1, r] + delay)
+                out_time[d - 1, m] = value
+                _widen(bounds, arity + d - 1, value)
+                value = ddiff[i] * store[k + v2 + d, r]
+                out_diff[m] = value
+                _widen(bounds, arity + d, value)
                 m += 1
             i += 1
             if zipper and (i >= n or not _key_equal(store, j, dkey, i, k)):
@@ -93,3 +113,13 @@ def join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, 
         i, j, lo = 0, start, start
     at[0] = s
     return m
+
+
+@inlined
+def _widen(bounds, row, value):
+    """bounds[:, row], widened to hold value."""
+    if value < bounds[0, row]:
+        bounds[0, row] = value
+    if value > bounds[1, row]:
+        bounds[1, row] = value
+

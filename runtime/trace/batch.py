@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from runtime.batch import INT, Batch, lead_column
-from runtime.kernels import arranged, arranged_parts, lookup_positions
+from runtime.kernels import arranged_parts, lookup_positions
 
 
 class ArrangedBatch:
@@ -45,28 +45,24 @@ class ArrangedBatch:
     @staticmethod
     def build(key: np.ndarray, val: np.ndarray, time: np.ndarray, diff: np.ndarray) -> "ArrangedBatch":
         """Sort into arranged order and consolidate identical (key, val, time) updates."""
-        return ArrangedBatch._arranged(np.concatenate([key, val], axis=0), key.shape[0], time, diff)
+        return ArrangedBatch.from_batch(Batch(np.concatenate([key, val], axis=0), time, diff), key.shape[0])
 
     @staticmethod
     def from_batch(batch: Batch, key_arity: int) -> "ArrangedBatch":
-        return ArrangedBatch._arranged(batch.data, key_arity, batch.time, batch.diff)
+        return ArrangedBatch.from_batches([batch], key_arity)
 
     @staticmethod
     def from_batches(batches: list[Batch], key_arity: int) -> "ArrangedBatch":
         """from_batch of the batches' updates together, not concatenated first."""
         if len(batches) == 1:
-            return ArrangedBatch.from_batch(batches[0], key_arity)
-        cols, time, diff = arranged_parts([(lead_column(b.data[:key_arity]), b.data, b.time, b.diff) for b in batches])
+            data, time, diff = batches[0].data, batches[0].time, batches[0].diff
+            # One update is in order and consolidated (a loop's rounds often carry one); the
+            # kernels that read arranged batches take writeable arrays only.
+            if len(diff) == 1 and diff[0] and data.flags.writeable and time.flags.writeable and diff.flags.writeable:
+                return ArrangedBatch(data[:key_arity], data[key_arity:], time, diff, data)
+        ranges = [_column_ranges(b) for b in batches] if key_arity and all(b.bounds is not None for b in batches) else None
+        cols, time, diff = arranged_parts([(lead_column(b.data[:key_arity]), b.data, b.time, b.diff) for b in batches], ranges)
         return ArrangedBatch(cols[:key_arity], cols[key_arity:], time, diff, cols)
-
-    @staticmethod
-    def _arranged(data: np.ndarray, k: int, time: np.ndarray, diff: np.ndarray) -> "ArrangedBatch":
-        # One update is in order and consolidated (a loop's rounds often carry one); the
-        # kernels that read arranged batches take writeable arrays only.
-        if len(diff) == 1 and diff[0] and data.flags.writeable and time.flags.writeable and diff.flags.writeable:
-            return ArrangedBatch(data[:k], data[k:], time, diff, data)
-        cols, time, diff = arranged(lead_column(data[:k]), data, time, diff)
-        return ArrangedBatch(cols[:k], cols[k:], time, diff, cols)
 
     def take(self, index) -> "ArrangedBatch":
         return ArrangedBatch(self.key[:, index], self.val[:, index], self.time[:, index], self.diff[index])
@@ -83,3 +79,13 @@ class ArrangedBatch:
     def lookup(self, probe_lead: np.ndarray, probe_key: np.ndarray):
         """Pairs (probe index, position here) of updates whose key equals the probe's."""
         return lookup_positions(self.lead, self.key, probe_lead, probe_key)
+
+
+def _column_ranges(batch: Batch):
+    """runtime.kernels.column_ranges of a batch arranged by a key of one column or more, from
+    its bounds: the least and the greatest value of its time rows from the last, of its data
+    rows from the last, then of its diffs. (Without a key, the lead is a column of zeros,
+    which column_ranges compares with the first data row: that one is not known here.)"""
+    a, d = batch.data.shape[0], batch.time.shape[0]
+    order = [a + d - 1 - i for i in range(d)] + [a - 1 - i for i in range(a)] + [a + d]
+    return batch.bounds[0, order], batch.bounds[1, order]

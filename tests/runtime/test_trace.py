@@ -227,3 +227,28 @@ def _mapped(array) -> bool:
     while isinstance(array, np.ndarray):
         array = array.base
     return isinstance(array.obj if isinstance(array, memoryview) else array, mmap.mmap)
+
+
+@given(st.integers(0, 2**32), st.integers(1, 3), st.lists(st.integers(1, 1500), min_size=1, max_size=3),
+       st.sampled_from([3, 1 << 20, 1 << 40, 1 << 62]), st.lists(st.integers(0, 1 << 20), min_size=2, max_size=2))
+def test_arranging_batches_that_carry_bounds_equals_arranging_them_without(seed, key_arity, sizes, span, slack):
+    """A join's output carries the bounds of its rows (Batch.bounds): arranged with them,
+    exact or wider, batches come out as arranged without them, by columns the sort packs
+    into words and by columns too wide for that."""
+    from runtime.batch import Batch
+
+    rng = np.random.default_rng(seed)
+    arity = key_arity + 1
+    batches = []
+    for n in sizes:
+        data = rng.integers(-span, span, (arity, n), dtype=np.int64)
+        time = rng.integers(0, 4, (2, n), dtype=np.int64)
+        diff = rng.choice(np.array([-1, 1, 2], np.int64), n)
+        batches.append(Batch(data, time, diff))
+    rows = np.concatenate([np.vstack([b.data, b.time, b.diff]) for b in batches], axis=1)
+    bounds = np.array([rows.min(axis=1) - slack[0], rows.max(axis=1) + slack[1]])
+    carrying = [Batch(b.data, b.time, b.diff, bounds) for b in batches]
+    plain, bounded = ArrangedBatch.from_batches(batches, key_arity), ArrangedBatch.from_batches(carrying, key_arity)
+    for a, b in ((plain.key, bounded.key), (plain.val, bounded.val), (plain.time, bounded.time), (plain.diff, bounded.diff)):
+        assert np.array_equal(a, b)
+    assert np.all(plain.diff)  # consolidated

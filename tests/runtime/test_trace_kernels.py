@@ -111,7 +111,8 @@ def test_join_segments_writes_each_delta_update_times_each_matching_trace_update
     """Against nested loops; the trace's times read `delay` iterations later (a delayed trace:
     runtime.trace.delayed) when it is 1. With little room, the join comes in parts: each call
     writes at most its room and stops before a delta update whose matches do not fit, and
-    calls going on from where it stopped, with the room it asks for, give every row once."""
+    calls going on from where it stopped, with the room it asks for, give every row once;
+    the bounds they widen end as the least and the greatest value of each row written."""
     from runtime.operators.join import _destinations
     from runtime.operators.join_kernels import join_segments
 
@@ -142,13 +143,14 @@ def test_join_segments_writes_each_delta_update_times_each_matching_trace_update
                 row = dkey[:, i].tolist() + vals
                 want.append((tuple(row if columns is None else [row[c] for c in columns]), tuple(time), int(ddiff[i]) * r[-1]))
     at = np.zeros(5, np.int64)
+    bounds = np.array([[np.iinfo(np.int64).max] * (width + 3), [np.iinfo(np.int64).min] * (width + 3)])
     got = []
     calls = 0
     need = 0  # the room the last call asked for: the rows of the delta update it stopped before
     while at[0] < len(ends):
         size = max(room, need)
         out = (np.full((width, size), -7), np.full((2, size), -7), np.full(size, -7))
-        m = join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, *out, at)
+        m = join_segments(dkey, dval, dtime, ddiff, store, fence, ends, k, delay, dest, *out, at, bounds)
         assert need <= m <= size
         got += [(tuple(out[0][:, c].tolist()), tuple(out[1][:, c].tolist()), int(out[2][c])) for c in range(m)]
         need = int(at[4]) if at[0] < len(ends) else 0
@@ -156,6 +158,11 @@ def test_join_segments_writes_each_delta_update_times_each_matching_trace_update
         calls += 1
         assert calls <= len(want) + 1  # every call after the first writes rows
     assert sorted(got) == sorted(want)
+    # The bounds are the least and the greatest value written to each row (data, time, diff).
+    written = [list(data) + list(time) + [diff] for data, time, diff in got]
+    for row in range(width + 3):
+        values = [w[row] for w in written]
+        assert bounds[:, row].tolist() == ([min(values), max(values)] if values else [np.iinfo(np.int64).max, np.iinfo(np.int64).min])
 
 
 def test_settle_asks_for_room_and_changes_nothing_when_an_array_is_too_small():
