@@ -73,7 +73,17 @@ class Batch:
         return self.data.shape[0]
 
     def take(self, index) -> "Batch":
-        return Batch(self.data[:, index], self.time[:, index], self.diff[index])
+        """The updates at `index` (positions or a mask); the bounds, if known, still hold."""
+        return Batch(self.data[:, index], self.time[:, index], self.diff[index], self.bounds)
+
+    def with_rows(self, rows) -> "Batch":
+        """Only the data rows `rows`, in that order: a slice (the data a view) or an index
+        array; the bounds, if known, kept to match."""
+        data = self.data[rows] if isinstance(rows, slice) else self.data.take(rows, axis=0)
+        bounds = self.bounds
+        if bounds is not None:
+            bounds = np.concatenate([bounds[:, rows], bounds[:, self.arity :]], axis=1)
+        return Batch(data, self.time, self.diff, bounds)
 
     def negate(self) -> "Batch":
         return Batch(self.data, self.time, -self.diff)

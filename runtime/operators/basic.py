@@ -135,12 +135,12 @@ def select_columns(columns: tuple[int, ...]):
     list builds the index again on every call, three times slower on a round's few rows)."""
     first = columns[0] if columns else 0
     if columns == tuple(range(first, first + len(columns))):
-        stop = first + len(columns)
-        view = lambda batch: batch.with_data(batch.data[first:stop])  # noqa: E731
+        rows = slice(first, first + len(columns))
+        view = lambda batch: batch.with_rows(rows)  # noqa: E731
         view.columns = columns
         return view
     index = np.array(columns, dtype=np.intp)
-    select = lambda batch: batch.with_data(batch.data.take(index, axis=0))  # noqa: E731
+    select = lambda batch: batch.with_rows(index)  # noqa: E731
     select.columns = columns
     return select
 

@@ -70,3 +70,23 @@ def test_select_columns_keeps_the_given_columns_in_order(n, columns, reversed_vi
     assert out.data.shape == (len(columns), n)
     assert out.data.tolist() == [data[c].tolist() for c in columns]
     assert out.time is b.time and out.diff is b.diff
+    assert out.bounds is None
+
+
+@given(st.integers(1, 6), st.lists(st.integers(0, 3), max_size=5), st.lists(st.booleans(), min_size=6, max_size=6))
+def test_selecting_and_filtering_keep_the_bounds_a_join_gave(n, columns, keep):
+    """A join's output carries the bounds of its rows (Batch.bounds): a select keeps those of
+    the columns it keeps, in their order, and those of the time and the diff; a filter keeps
+    them all (they still hold for fewer rows)."""
+    from runtime.operators.basic import filter_columns, select_columns
+
+    rng = np.random.default_rng(n)
+    data, time, diff = rng.integers(-9, 9, (4, n)), rng.integers(0, 5, (2, n)), rng.integers(1, 3, n)
+    rows = np.vstack([data, time, diff])
+    bounds = np.array([rows.min(axis=1) - 1, rows.max(axis=1)])
+    b = Batch(data, time, diff, bounds)
+    out = select_columns(tuple(columns))(b)
+    assert out.bounds.tolist() == bounds[:, list(columns) + [4, 5, 6]].tolist()
+    mask = np.array(keep[:n])
+    kept = filter_columns(lambda d: mask)(b)
+    assert kept.bounds is bounds and kept.data.tolist() == data[:, mask].tolist()
