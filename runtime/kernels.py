@@ -655,19 +655,20 @@ _NUMPY_SORT_FROM = 1024  # rows from which packed words sorted by numpy beat rad
 
 def arranged(lead, cols, time, diff):
     """`arrange`'s block taken apart: the sorted, consolidated (cols, time, diff), views of it."""
-    return arranged_parts([(lead, cols, time, diff)])
+    return arranged_parts([(lead, cols, time, diff)])[:3]
 
 
 def arranged_parts(parts, ranges=None):
     """`arranged` of the parts' updates together, (lead, cols, time, diff) each, without
-    concatenating them first (a join's output comes in parts: runtime.operators.join).
-    `ranges`: each part's `column_ranges` when the caller knows them, else None."""
+    concatenating them first (a join's output comes in parts: runtime.operators.join), and
+    the block they are views of. `ranges`: each part's `column_ranges` when the caller knows
+    them, else None."""
     block = _numpy_sorted(parts, ranges) if sum(len(p[3]) for p in parts) >= _NUMPY_SORT_FROM else None
     if block is None:
         lead, cols, time, diff = parts[0] if len(parts) == 1 else (np.concatenate(x, axis=-1) for x in zip(*parts))
         block = arrange(lead, cols, time, diff)
     c, last = parts[0][1].shape[0], block.shape[0] - 1
-    return block[:c], block[c:last], block[last]
+    return block[:c], block[c:last], block[last], block
 
 
 def _numpy_sorted(parts, ranges=None):

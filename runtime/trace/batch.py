@@ -19,14 +19,17 @@ from runtime.kernels import arranged_parts, lookup_positions
 
 
 class ArrangedBatch:
-    __slots__ = ("key", "val", "time", "diff", "_data")
+    __slots__ = ("key", "val", "time", "diff", "_data", "block")
 
-    def __init__(self, key, val, time, diff, data=None):
+    def __init__(self, key, val, time, diff, data=None, block=None):
         self.key = key
         self.val = val
         self.time = time
         self.diff = diff
         self._data = data  # the key and value columns as one block, when they are views of one
+        # The whole batch as one C-ordered block whose rows are the key, value and time columns
+        # and the diff, when they are views of one (a trace merges it from there: runtime.trace.spine).
+        self.block = block
 
     def __len__(self):
         return len(self.diff)
@@ -61,8 +64,8 @@ class ArrangedBatch:
             if len(diff) == 1 and diff[0] and data.flags.writeable and time.flags.writeable and diff.flags.writeable:
                 return ArrangedBatch(data[:key_arity], data[key_arity:], time, diff, data)
         ranges = [_column_ranges(b) for b in batches] if key_arity and all(b.bounds is not None for b in batches) else None
-        cols, time, diff = arranged_parts([(lead_column(b.data[:key_arity]), b.data, b.time, b.diff) for b in batches], ranges)
-        return ArrangedBatch(cols[:key_arity], cols[key_arity:], time, diff, cols)
+        cols, time, diff, block = arranged_parts([(lead_column(b.data[:key_arity]), b.data, b.time, b.diff) for b in batches], ranges)
+        return ArrangedBatch(cols[:key_arity], cols[key_arity:], time, diff, cols, block)
 
     def take(self, index) -> "ArrangedBatch":
         return ArrangedBatch(self.key[:, index], self.val[:, index], self.time[:, index], self.diff[index])

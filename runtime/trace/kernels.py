@@ -543,8 +543,8 @@ def _consolidate_marked(store, marks, n_marks, a, c, kv):
     return w + c - done
 
 
-@kernel(C, C, V, I, I, M, C, M, M, M, V, V, I)
-def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff, inserted, limit):
+@kernel(C, C, V, I, I, M, C, M, M, M, V, V, I, C)
+def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff, inserted, limit, whole):
     """Append an arranged batch as the newest segment and merge as the spine asks.
 
     The batch (key, val, time, diff columns) is copied in after the `count`
@@ -552,7 +552,10 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff, in
     least 1/MERGE_RATIO the size of the one before it, the two merge in place
     (`merge_segments`, the newer copied aside into `spare`), up to a merge of `limit`
     updates or more, which is left to the caller (runtime.trace.spine splits it between
-    the two cores): then it returns ~count, the segments' count complemented. The fences
+    the two cores): then it returns ~count, the segments' count complemented. When
+    `whole` holds the batch's rows as one block (key, val, time and diff rows: an
+    arrangement's sorted batch) and the batch's first merge is due, the batch is merged
+    from there, neither copied in nor copied aside (a (width, 0) block: not given). The fences
     of every rewritten position are written again. Returns the number of segments, or
     NO_ROOM, having done nothing, when the store, `spare` (the used size past the
     first segment: the most a merge's newer segment can hold), `ends` or `fence` is
@@ -571,19 +574,32 @@ def settle(store, spare, ends, count, kv, since, fence, key, val, time, diff, in
     if (at + n > store.shape[1] or at + n - first > spare.shape[1] or count >= ends.shape[0]
             or (at + n + FENCE - 1) >> FENCE_SHIFT > fence.shape[1]):
         return NO_ROOM
-    for j in range(n):
-        for c in range(k):
-            store[c, at + j] = key[c, j]
-        for c in range(v):
-            store[k + c, at + j] = val[c, j]
-        for c in range(d):
-            store[k + v + c, at + j] = time[c, j]
-            inserted[1 + c] = max(inserted[1 + c], time[c, j])
-        store[k + v + d, at + j] = diff[j]
-        inserted[0] = min(inserted[0], diff[j])
-    ends[count] = at + n
-    count += 1
-    changed = at
+    a = ends[count - 2] if count >= 2 else 0
+    if count and whole.shape[1] == n and at - a <= MERGE_RATIO * n and at + n - a < limit:
+        for j in range(n):
+            for c in range(d):
+                inserted[1 + c] = max(inserted[1 + c], time[c, j])
+            inserted[0] = min(inserted[0], diff[j])
+        nf = max(_advancing(store, a, at, kv, since), _advancing(whole, 0, n, kv, since))
+        m = merge_into(store, whole, a, at, a, 0, 0, n, at + n, kv, nf, since)
+        ends[count - 1] = a + m
+        if m == 0:
+            count -= 1
+        changed = a
+    else:
+        for j in range(n):
+            for c in range(k):
+                store[c, at + j] = key[c, j]
+            for c in range(v):
+                store[k + c, at + j] = val[c, j]
+            for c in range(d):
+                store[k + v + c, at + j] = time[c, j]
+                inserted[1 + c] = max(inserted[1 + c], time[c, j])
+            store[k + v + d, at + j] = diff[j]
+            inserted[0] = min(inserted[0], diff[j])
+        ends[count] = at + n
+        count += 1
+        changed = at
     left = False  # a merge of `limit` updates or more is due
     while count >= 2:
         a = ends[count - 3] if count >= 3 else 0

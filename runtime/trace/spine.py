@@ -92,6 +92,7 @@ class Trace:
         self._ends = np.zeros(64, np.int64)  # segment ends in the store, in order: the first _count
         self._count = 0
         self._spare = np.empty((self.width, 0), np.int64)  # where a merge keeps the newer segment
+        self._no_block = np.empty((self.width, 0), np.int64)  # settle's `whole` for a batch that is not one block
         self.fence = np.empty((key_arity, 0), np.int64)  # fence[:, q]: the key at position q * FENCE
         self.handles: list[TraceHandle] = []
         self._since = Antichain(lattice, [lattice.minimum()])
@@ -214,9 +215,12 @@ class Trace:
     def _settle(self, batch: ArrangedBatch, since: np.ndarray, inserted: np.ndarray) -> None:
         # (A store too small to hold a merge that large needs no look at the threads.)
         limit = _MAX if self.store.shape[1] < SPLIT_MERGE_FROM or not parallel.splittable() else SPLIT_MERGE_FROM
+        whole = batch.block
+        if whole is None or whole.shape != (self.width, len(batch)) or not whole.flags.c_contiguous:
+            whole = self._no_block
         while True:
             count = settle(self.store, self._spare, self._ends, self._count, self.key_arity + self.val_arity,
-                           since, self.fence, batch.key, batch.val, batch.time, batch.diff, inserted, limit)
+                           since, self.fence, batch.key, batch.val, batch.time, batch.diff, inserted, limit, whole)
             if count != NO_ROOM:
                 break
             end, n = self._used(), len(batch)

@@ -162,7 +162,7 @@ def test_arranged_by_numpy_sort_of_packed_words_sums_like_unique_rows(seed, span
     # All at once, and in parts (a join's output halves), which are not concatenated first.
     cuts = [0, *sorted(rng.integers(0, n, size=int(rng.integers(1, 4)))), n]
     parts = [(lead[a:b], cols[:, a:b], time[:, a:b], diff[a:b]) for a, b in zip(cuts, cuts[1:]) if b > a]
-    for cols_out, time_out, diff_out in (kernels.arranged(lead, cols, time, diff), kernels.arranged_parts(parts)):
+    for cols_out, time_out, diff_out in (kernels.arranged(lead, cols, time, diff), kernels.arranged_parts(parts)[:3]):
         assert np.array_equal(np.concatenate([cols_out, time_out]), unique[kept].T[1:])
         assert np.array_equal(diff_out, sums[kept])
 

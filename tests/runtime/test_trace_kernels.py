@@ -172,6 +172,7 @@ def test_settle_asks_for_room_and_changes_nothing_when_an_array_is_too_small():
     two = ArrangedBatch.build(np.array([[1, 2]]), np.zeros((0, 2), np.int64), np.array([[0, 0], [0, 0]]), np.array([1, 1]))
     args = (one.key, one.val, one.time, one.diff)
     since = np.zeros((2, 1), np.int64)
+    no_block = np.empty((4, 0), np.int64)  # the batch not given as one block
 
     def arrays(capacity, spare, ends, fences):
         store = np.full((4, capacity), -7, np.int64)
@@ -185,15 +186,21 @@ def test_settle_asks_for_room_and_changes_nothing_when_an_array_is_too_small():
         store, spare, ends, fence = arrays(**sizes)
         inserted = np.array([9, -9, -9], np.int64)
         before = (store.copy(), ends.copy(), fence.copy(), inserted.copy())
-        assert settle(store, spare, ends, 1, 1, since, fence, *args, inserted, 1 << 40) == NO_ROOM, small
+        assert settle(store, spare, ends, 1, 1, since, fence, *args, inserted, 1 << 40, no_block) == NO_ROOM, small
         assert all(np.array_equal(a, b) for a, b in zip(before, (store, ends, fence, inserted)))
     store, spare, ends, fence = arrays(capacity=8, spare=0, ends=4, fences=1)  # the merge of both needs spare room
-    assert settle(store, spare, ends, 1, 1, since, fence, *args, inserted, 1 << 40) == NO_ROOM
+    assert settle(store, spare, ends, 1, 1, since, fence, *args, inserted, 1 << 40, no_block) == NO_ROOM
     store, spare, ends, fence = arrays(capacity=8, spare=8, ends=4, fences=1)
-    count = settle(store, spare, ends, 1, 1, since, fence, *args, inserted, 1 << 40)
+    count = settle(store, spare, ends, 1, 1, since, fence, *args, inserted, 1 << 40, no_block)
     assert count == 1  # copied in, then merged with the segment before it, from the bottom of the store
     assert store[:, :3].tolist() == [[1, 2, 3], [0, 0, 0], [0, 0, 1], [1, 1, 1]] and ends[0] == 3
     assert inserted.tolist() == [1, 0, 1]  # the least diff and the greatest times, the batch's taken in
+    # Given as one block, the batch is merged from there: the same segment.
+    store, spare, ends, fence = arrays(capacity=8, spare=8, ends=4, fences=1)
+    inserted = np.array([9, -9, -9], np.int64)
+    count = settle(store, spare, ends, 1, 1, since, fence, *args, inserted, 1 << 40, np.vstack([one.key, one.time, one.diff[None]]))
+    assert count == 1 and store[:, :3].tolist() == [[1, 2, 3], [0, 0, 0], [0, 0, 1], [1, 1, 1]] and ends[0] == 3
+    assert inserted.tolist() == [1, 0, 1] and fence[:, 0].tolist() == [1]
 
 
 @settings(max_examples=300, deadline=None)
