@@ -278,8 +278,13 @@ class ReduceOp(Operator):
             self._seen = None
             return False
         if fresh.shape[1]:
-            m = fresh.shape[1]
-            self._emit(ArrangedBatch(fresh, fresh[:0], np.repeat(time[:, :1], m, axis=1), np.ones(m, INT)), marked=True)
+            # One block, as the output trace merges a batch from where it is (runtime.trace.spine).
+            k, d, m = fresh.shape[0], time.shape[0], fresh.shape[1]
+            block = np.empty((k + d + 1, m), INT)
+            block[:k] = fresh
+            block[k:-1] = time[:, :1]
+            block[-1] = 1
+            self._emit(ArrangedBatch(block[:k], block[k:k], block[k:-1], block[-1], block[:k], block), marked=True)
         return True
 
     def _run_general(self, received, frontier: Antichain) -> None:
