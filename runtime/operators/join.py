@@ -100,8 +100,7 @@ def _join_into(delta: ArrangedBatch, trace: Trace, dest: np.ndarray, out: np.nda
     store, fence, ends = trace.parts()
     visits = len(ends) * len(delta)  # (delta update, segment) pairs the walk meets
     at = np.zeros(5, np.int64)
-    bounds = np.empty((2, out.shape[0]), np.int64)
-    bounds[0], bounds[1] = _MAX, _MIN
+    bounds = _no_bounds(out.shape[0]).copy()
     parts, written = [], 0
     while True:
         m = join_segments(delta.key, delta.val, delta.time, delta.diff, store, fence, ends, delta.key.shape[0], trace.delay, dest,
@@ -114,6 +113,13 @@ def _join_into(delta: ArrangedBatch, trace: Trace, dest: np.ndarray, out: np.nda
         met = int(at[0]) * len(delta) + int(at[1])
         room = int(at[4]) + 16 + int(1.25 * written * (visits - met) / max(met, 1))
         out = np.empty((out.shape[0], room), np.int64)
+
+
+@functools.cache
+def _no_bounds(rows: int) -> np.ndarray:
+    """Bounds that any value widens (join_segments), for `rows` rows: copied, not built, in
+    each of a loop round's small joins."""
+    return np.array([[_MAX] * rows, [_MIN] * rows], np.int64)
 
 
 def join_batches(a: ArrangedBatch, b: ArrangedBatch, lattice, columns: tuple | None = None) -> Batch | None:

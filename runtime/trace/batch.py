@@ -63,8 +63,8 @@ class ArrangedBatch:
             # kernels that read arranged batches take writeable arrays only.
             if len(diff) == 1 and diff[0] and data.flags.writeable and time.flags.writeable and diff.flags.writeable:
                 return ArrangedBatch(data[:key_arity], data[key_arity:], time, diff, data)
-        ranges = [_column_ranges(b) for b in batches] if key_arity and all(b.bounds is not None for b in batches) else None
-        cols, time, diff, block = arranged_parts([(lead_column(b.data[:key_arity]), b.data, b.time, b.diff) for b in batches], ranges)
+        bounds = [b.bounds for b in batches] if key_arity else None  # (without a key, see kernels._numpy_sorted)
+        cols, time, diff, block = arranged_parts([(lead_column(b.data[:key_arity]), b.data, b.time, b.diff) for b in batches], bounds)
         return ArrangedBatch(cols[:key_arity], cols[key_arity:], time, diff, cols, block)
 
     def take(self, index) -> "ArrangedBatch":
@@ -83,12 +83,3 @@ class ArrangedBatch:
         """Pairs (probe index, position here) of updates whose key equals the probe's."""
         return lookup_positions(self.lead, self.key, probe_lead, probe_key)
 
-
-def _column_ranges(batch: Batch):
-    """runtime.kernels.column_ranges of a batch arranged by a key of one column or more, from
-    its bounds: the least and the greatest value of its time rows from the last, of its data
-    rows from the last, then of its diffs. (Without a key, the lead is a column of zeros,
-    which column_ranges compares with the first data row: that one is not known here.)"""
-    a, d = batch.data.shape[0], batch.time.shape[0]
-    order = [a + d - 1 - i for i in range(d)] + [a - 1 - i for i in range(a)] + [a + d]
-    return batch.bounds[0, order], batch.bounds[1, order]
