@@ -48,7 +48,8 @@ class Batch:
     `bounds`, when known, is (2, arity + depth + 1): a least and a greatest value of each
     data row, each time row and the diffs, every value lying between them (a join finds
     them as it writes: arranging its output then needs no pass over it to find them).
-    A batch made from another's arrays does not inherit them."""
+    What keeps a batch's values (`take`, `with_rows`) keeps its bounds; a batch made with
+    other values has none."""
 
     __slots__ = ("data", "time", "diff", "bounds")
 

@@ -122,4 +122,3 @@ def _widen(bounds, row, value):
         bounds[0, row] = value
     if value > bounds[1, row]:
         bounds[1, row] = value
-

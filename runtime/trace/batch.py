@@ -82,4 +82,3 @@ class ArrangedBatch:
     def lookup(self, probe_lead: np.ndarray, probe_key: np.ndarray):
         """Pairs (probe index, position here) of updates whose key equals the probe's."""
         return lookup_positions(self.lead, self.key, probe_lead, probe_key)
-

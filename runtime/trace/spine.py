@@ -5,7 +5,9 @@ the key columns, the value columns, the time coordinates and the diff. The
 used part is a sequence of *segments*, oldest and largest first, each sorted
 by (key, value, time) and consolidated. An inserted batch is copied in as a
 new last segment; then, while the last segment is at least a quarter of the size
-of the one before it (MERGE_RATIO), the two merge (runtime.trace.kernels.merge_segments). This
+of the one before it (MERGE_RATIO), the two merge (runtime.trace.kernels.merge_segments)
+-- a batch that is one block (an arrangement's sorted output) is merged from where
+it is when its first merge is due, neither copied in nor copied aside. This
 keeps O(log n) segments and amortised O(log n) merge work per update, and
 since the last segment is the one that grows, a merge rewrites only the tail
 of the block, in place (a spare block holds the newer segment meanwhile). A

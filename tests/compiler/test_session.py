@@ -103,12 +103,17 @@ def test_a_bulk_answer_is_sorted_once(monkeypatch):
     import runtime.trace.batch
 
     sizes = []
-    for module in (runtime.batch, runtime.trace.batch):
-        def spy(lead, cols, time, diff, arranged=module.arranged):
-            sizes.append(len(diff))
-            return arranged(lead, cols, time, diff)
 
-        monkeypatch.setattr(module, "arranged", spy)
+    def spy(lead, cols, time, diff, arranged=runtime.batch.arranged):  # consolidating a batch
+        sizes.append(len(diff))
+        return arranged(lead, cols, time, diff)
+
+    def spy_parts(parts, bounds=None, arranged_parts=runtime.trace.batch.arranged_parts):  # arranging one
+        sizes.append(sum(len(p[3]) for p in parts))
+        return arranged_parts(parts, bounds)
+
+    monkeypatch.setattr(runtime.batch, "arranged", spy)
+    monkeypatch.setattr(runtime.trace.batch, "arranged_parts", spy_parts)
     s = session()
     chain = [(i, i + 1) for i in range(120)]
     answer = {(a, b) for a in range(121) for b in range(a + 1, 121)}  # 7,260 pairs
